@@ -1,0 +1,3 @@
+"""memdir: persistent, correctable memory for coding agents."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""Benchmarks that run memdir's main job on public data."""

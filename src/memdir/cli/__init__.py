@@ -1,0 +1,1 @@
+"""The ``memdir`` command line (L5): the only code that prints."""

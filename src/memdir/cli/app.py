@@ -1,0 +1,65 @@
+"""The ``memdir`` click group: command registration and the single error-to-exit mapping."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+import click
+
+from memdir import __version__
+from memdir.cli.output import JSON_FLAG, fail
+from memdir.kernel.errors import MemdirError
+
+
+class _IOError(MemdirError):
+    """An operating-system error (disk full, permission denied) reported without a traceback."""
+
+    code = "io_error"
+
+
+class MemdirGroup(click.Group):
+    """The root group; turns ``MemdirError`` into its exit code and message, in one place."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the subcommand; map memdir errors, OS errors and (with --json) usage errors."""
+        try:
+            return super().invoke(ctx)
+        except MemdirError as err:
+            fail(err, as_json=ctx.meta.get(JSON_FLAG, False))
+            ctx.exit(err.exit_code)
+        except OSError as err:
+            wrapped = _IOError(f"{err.strerror or err}" + (f": {err.filename}" if err.filename else ""))
+            fail(wrapped, as_json=ctx.meta.get(JSON_FLAG, False))
+            ctx.exit(1)
+        except sqlite3.OperationalError as err:
+            fail(_IOError(f"index busy or unavailable: {err}"), as_json=ctx.meta.get(JSON_FLAG, False))
+            ctx.exit(1)
+        except click.ClickException as err:
+            if not ctx.meta.get(JSON_FLAG, False):
+                raise
+            from memdir.cli.output import emit_json  # noqa: PLC0415
+
+            emit_json({"error": {"code": "usage", "message": err.format_message()}})
+            ctx.exit(err.exit_code)
+
+
+@click.group(cls=MemdirGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="memdir")
+def cli() -> None:
+    """Persistent, correctable memory for coding agents.
+
+    Beliefs are Markdown records in a git history; recall is SQLite FTS5 BM25.
+    Every command takes --store DIR and --json.
+    """
+
+
+def _register() -> None:
+    from memdir.cli.commands import bench, history, journal, records, store  # noqa: PLC0415
+
+    for module in (store, records, history, journal, bench):
+        for command in module.COMMANDS:
+            cli.add_command(command)
+
+
+_register()

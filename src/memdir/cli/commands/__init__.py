@@ -1,0 +1,1 @@
+"""CLI commands, one module per area; each lists its commands in ``COMMANDS``."""

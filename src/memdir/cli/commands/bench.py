@@ -1,0 +1,71 @@
+"""Benchmark commands: ``memdir bench locomo``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from memdir.cli.output import emit, json_option
+from memdir.kernel.errors import UsageError
+
+
+@click.group()
+def bench() -> None:
+    """Measure memdir on public benchmarks (no LLM, no network)."""
+
+
+def _ks(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError as exc:
+        raise UsageError(f"--k expects comma-separated integers, not {text!r}") from exc
+
+
+def _render(v: dict[str, Any]) -> str:
+    ks = [k.split("@")[1] for k in v["memdir"] if k.startswith("recall@")]
+    head = "system            " + "".join(f"R@{k:<6}" for k in ks) + "R_all@" + f"{ks[0]:<4}" + "MRR    p50 ms  p95 ms"
+
+    def row(name: str, s: dict[str, Any]) -> str:
+        cells = "".join(f"{s.get(f'recall@{k}', float('nan')):<8.1f}" for k in ks)
+        extra = "" if "mrr" not in s else (
+            f"{s[f'recall_all@{ks[0]}']:<10.1f}{s['mrr']:<7.3f}{s['p50_ms']:<8.2f}{s['p95_ms']:.2f}"
+        )
+        return f"{name:<18}{cells}{extra}"
+
+    lines = [
+        f"LoCoMo evidence recall: {v['questions_scored']} questions scored in "
+        f"{v['conversations']} conversations ({v['questions_unscored']} unscored: no valid evidence)"
+        + (f"; errata from {v['audit']}" if v["audit"] else ""),
+        head,
+        row("memdir", v["memdir"]),
+        row("FTS5 reference", v["reference_fts5"]),
+        row("DRAGON (paper)", v["dragon"]),
+        "",
+        "memdir by category:",
+    ]
+    for name, s in v["memdir"]["per_category"].items():
+        lines.append(row(f"  {name} ({s['questions']})", s))
+    return "\n".join(lines)
+
+
+@bench.command()
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--k", "ks", default="5,10,25,50", show_default=True, help="Cut-offs, comma-separated.")
+@click.option("--audit", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="locomo-audit errata JSON: use its corrected evidence.")
+@json_option
+def locomo(path: Path, ks: str, audit: Path | None, as_json: bool) -> None:
+    """Evidence recall@k on LoCoMo conversations, beside FTS5 and DRAGON.
+
+    \b
+    Example:
+        memdir bench locomo ../shared/data/locomo/locomo7-dev.json
+    """
+    from memdir.bench.locomo import run  # noqa: PLC0415
+
+    emit(run(path, ks=_ks(ks), audit=audit), as_json=as_json, render=_render)
+
+
+COMMANDS: list[click.Command] = [bench]

@@ -1,0 +1,83 @@
+"""History commands: log, diff, rollback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from memdir import service
+from memdir.cli.output import emit, json_option, resolve, store_option
+
+
+@click.command()
+@click.argument("record_id", metavar="[ID]", required=False)
+@click.option("-n", "--limit", type=click.IntRange(1), default=20, show_default=True,
+              help="Most commits to show.")
+@store_option
+@json_option
+def log(record_id: str | None, limit: int, store: Path | None, as_json: bool) -> None:
+    """Show the store's history, or one record's, newest first.
+
+    \b
+    Example:
+        memdir log p-01jc9x2k7q4fz2
+    """
+    commits = service.log(resolve(store), record_id, limit)
+    emit(
+        {"results": [c.to_json() for c in commits]},
+        as_json=as_json,
+        render=lambda v: "\n".join(
+            f"{c['commit'][:12]}  {c['at'][:19]}  {c['subject']}" for c in v["results"]
+        ) or "no history",
+    )
+
+
+@click.command()
+@click.argument("record_id", metavar="ID")
+@store_option
+@json_option
+def diff(record_id: str, store: Path | None, as_json: bool) -> None:
+    """Show how a belief changed: its correction chain and the diffs of its files.
+
+    \b
+    Example:
+        memdir diff p-01jc9x2k7q4fz2
+    """
+    found = service.diff(resolve(store), record_id)
+
+    def render(value: dict[str, Any]) -> str:
+        lines = ["chain (oldest first):"]
+        for d in value["chain"]:
+            reason = f"  reason: {d['reason']}" if d.get("reason") else ""
+            lines.append(f"  {d['id']}  {d['status']:<10} {d['text']}{reason}")
+        for rid, patch in value["patches"].items():
+            if patch.strip():
+                lines += ["", f"=== {rid}", patch.rstrip()]
+        return "\n".join(lines)
+
+    emit(found.to_json(), as_json=as_json, render=render)
+
+
+@click.command()
+@click.argument("commit")
+@click.option("--yes", is_flag=True, help="Confirm: rollback changes what memory holds.")
+@store_option
+@json_option
+def rollback(commit: str, yes: bool, store: Path | None, as_json: bool) -> None:
+    """Undo one commit of the store with a revert commit (history is kept).
+
+    \b
+    Example:
+        memdir rollback 3f2a9c1 --yes
+    """
+    done = service.rollback(resolve(store), commit, yes=yes)
+    emit(
+        done.to_json(),
+        as_json=as_json,
+        render=lambda v: f"rolled back {v['rolled_back'][:12]} ({len(v['paths'])} files)",
+    )
+
+
+COMMANDS = [log, diff, rollback]

@@ -1,0 +1,329 @@
+"""Record commands: remember, recall, get, list, correct, reject, forget, purge, graph, index."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from memdir import service
+from memdir.cli.output import emit, json_option, note, resolve, store_option
+from memdir.kernel.channel import cli_origin
+from memdir.kernel.errors import ProvenanceError, UsageError
+from memdir.kernel.model import KINDS, STATUSES, Record
+from memdir.kernel.text import truncate
+
+ORIGIN_CHOICES = ("owner", "agent", "untrusted", "system")
+
+
+def _origin(claimed: str | None) -> str:
+    """Return the origin for a CLI write: decided by the environment, never raised by a flag."""
+    actual = cli_origin()
+    if claimed is None:
+        return actual
+    if claimed == "owner" and actual == "agent":
+        raise ProvenanceError(
+            "refused: this command runs inside a coding agent's session, so it writes "
+            "origin agent; only a person's own terminal writes owner records"
+        )
+    return claimed
+
+
+def _read_text(text: str) -> str:
+    if text == "-":
+        return sys.stdin.read()
+    return text
+
+
+def render_record(record: Record) -> str:
+    """Return a record as readable ``key: value`` lines plus its body."""
+    lines = []
+    for key, value in record.to_json().items():
+        if key == "body":
+            continue
+        if isinstance(value, list):
+            value = ", ".join(value)
+        elif isinstance(value, dict):
+            value = ", ".join(f"{k}={v}" for k, v in value.items() if v is not None)
+        if value in (None, "", []):
+            continue
+        lines.append(f"{key}: {value}")
+    if record.body.strip():
+        lines += ["", record.body.rstrip()]
+    return "\n".join(lines)
+
+
+def _line(doc: dict[str, Any], width: int = 100) -> str:
+    scope = "" if doc.get("scope", "project") == "project" else f" [{doc['scope']}]"
+    return f"{doc['id']}  {doc['status']:<10} {doc['kind']:<10} {truncate(doc['text'].replace(chr(10), ' '), width)}{scope}"
+
+
+@click.command()
+@click.argument("text")
+@click.option("--kind", "kind", type=click.Choice(KINDS), default="fact", show_default=True,
+              help="What sort of belief.")
+@click.option("--alias", "aliases", multiple=True, help="Another word for it (repeatable).")
+@click.option("--tag", "tags", multiple=True, help="A label (repeatable).")
+@click.option("--importance", type=click.IntRange(1, 10), default=None,
+              help="1..10 (default 5); weighs recall.")
+@click.option("--link", "links", multiple=True, help="Id of a related record (repeatable).")
+@click.option("--body", default="", help="Longer prose; [[id]] in it links records.")
+@click.option("--origin", "claimed", type=click.Choice(ORIGIN_CHOICES), default=None,
+              help="Who it came from; decided by the terminal, a flag can only lower it.")
+@store_option
+@json_option
+def remember(
+    text: str, kind: str, aliases: tuple[str, ...], tags: tuple[str, ...], importance: int | None,
+    links: tuple[str, ...], body: str, claimed: str | None, store: Path | None, as_json: bool,
+) -> None:
+    """Remember one belief and print its id (TEXT "-" reads standard input).
+
+    A near-duplicate of an active record updates that record instead; a
+    near-duplicate of a rejected record is refused (exit 3).
+
+    \b
+    Example:
+        memdir remember "Use pnpm, not npm, in this repository" --kind preference
+    """
+    done = service.remember(
+        resolve(store), _read_text(text), kind=kind, origin=_origin(claimed), channel="cli",
+        aliases=aliases, tags=tags, links=links, importance=importance, body=body,
+    )
+    if not done.created:
+        note(f"memdir: {done.note}", as_json=as_json)
+    emit(done.record.to_json(), as_json=as_json, render=lambda r: r["id"])
+
+
+def _render_recall(result: dict[str, Any]) -> str:
+    if not result["results"]:
+        return f"no active records match {result['query']!r}"
+    lines = []
+    for hit in result["results"]:
+        scope = "" if hit.get("scope") == "project" else f" [{hit['scope']}]"
+        text = truncate(hit["text"].replace("\n", " "), 100)
+        lines.append(f"{hit['id']}  {hit['kind']:<10} {hit['score']:8.3f}  {text}{scope}")
+        if "explain" in hit:
+            ex = hit["explain"]
+            factors = "  ".join(
+                f"{k} {v}" for k, v in ex.items() if k != "matched"
+            )
+            lines.append(f"    matched: {', '.join(ex['matched']) or '-'}  {factors}")
+    return "\n".join(lines)
+
+
+@click.command()
+@click.argument("query")
+@click.option("-n", "--limit", type=click.IntRange(1, 1000), default=None,
+              help="Most records to return (default: the manifest's, 10).")
+@click.option("--kind", "kinds", multiple=True, type=click.Choice(KINDS),
+              help="Only this kind (repeatable).")
+@click.option("--include-candidates", is_flag=True, help="Also return candidates awaiting review.")
+@click.option("--explain", is_flag=True, help="Show matched terms and every factor of the score.")
+@store_option
+@json_option
+def recall(
+    query: str, limit: int | None, kinds: tuple[str, ...], include_candidates: bool,
+    explain: bool, store: Path | None, as_json: bool,
+) -> None:
+    """Find the active records most relevant to QUERY, best first.
+
+    Score = BM25 relevance x recency (0.85..1.0) x importance weight (0.8..1.25).
+
+    \b
+    Example:
+        memdir recall "package manager" --explain
+    """
+    result = service.recall(
+        resolve(store), query, limit=limit, kinds=kinds,
+        include_candidates=include_candidates, explain=explain,
+    )
+    emit(result.to_json(), as_json=as_json, render=_render_recall)
+
+
+@click.command()
+@click.argument("record_id", metavar="ID")
+@store_option
+@json_option
+def get(record_id: str, store: Path | None, as_json: bool) -> None:
+    """Show one record, whatever its status.
+
+    \b
+    Example:
+        memdir get p-01jc9x2k7q4fz2
+    """
+    record = service.get(resolve(store), record_id)
+    emit(record, as_json=False, render=render_record) if not as_json else emit(
+        record.to_json(), as_json=True, render=str
+    )
+
+
+@click.command(name="list")
+@click.option("--kind", "kinds", multiple=True, type=click.Choice(KINDS), help="Only this kind (repeatable).")
+@click.option("--status", "statuses", multiple=True, type=click.Choice(STATUSES),
+              help="Only this status (repeatable; default: every status).")
+@click.option("-n", "--limit", type=click.IntRange(1), default=None, help="Most records to list.")
+@store_option
+@json_option
+def list_(
+    kinds: tuple[str, ...], statuses: tuple[str, ...], limit: int | None, store: Path | None,
+    as_json: bool,
+) -> None:
+    """List records, most recently updated first.
+
+    \b
+    Example:
+        memdir list --status active --kind rule
+    """
+    records = service.list_records(resolve(store), kinds=kinds, statuses=statuses, limit=limit)
+    emit(
+        {"results": [r.to_json() for r in records]},
+        as_json=as_json,
+        render=lambda v: "\n".join(_line(d) for d in v["results"]) or "no records",
+    )
+
+
+@click.command()
+@click.argument("record_id", metavar="ID", required=False)
+@click.option("--text", "text", required=True, help="The corrected belief.")
+@click.option("--reason", default=None, help="Why the old one was wrong.")
+@click.option("--match", "match", default=None,
+              help="Instead of ID: correct the one active record that best matches this query.")
+@store_option
+@json_option
+def correct(
+    record_id: str | None, text: str, reason: str | None, match: str | None, store: Path | None,
+    as_json: bool,
+) -> None:
+    """Supersede a record with a corrected one and print the new id.
+
+    The old record becomes superseded (kept in history, never recalled).
+
+    \b
+    Example:
+        memdir correct p-01jc9x2k7q4fz2 --text "Use bun, not npm" --reason "switched in May"
+    """
+    if (record_id is None) == (match is None):
+        raise UsageError("give either ID or --match QUERY")
+    target = resolve(store)
+    options = {"reason": reason, "origin": cli_origin(), "channel": "cli"}
+    if match is not None:
+        done = service.correct_match(target, match, text, **options)
+    else:
+        done = service.correct(target, record_id or "", text, **options)
+    note(f"memdir: {done.note}", as_json=as_json)
+    emit(done.record.to_json(), as_json=as_json, render=lambda r: r["id"])
+
+
+def _status_command(name: str, status_word: str) -> click.Command:
+    @click.command(name=name)
+    @click.argument("record_id", metavar="ID")
+    @click.option("--reason", required=True, help=f"Why it is {status_word}.")
+    @store_option
+    @json_option
+    def command(record_id: str, reason: str, store: Path | None, as_json: bool) -> None:
+        target = resolve(store)
+        action = service.reject if name == "reject" else service.forget
+        done = action(target, record_id, reason, origin=cli_origin(), channel="cli")
+        emit(done.record.to_json(), as_json=as_json, render=lambda r: done.note)
+
+    command.__doc__ = {
+        "reject": "Mark a belief wrong: never recalled, never re-learned.\n\n"
+        "\b\nExample:\n    memdir reject f-01jc9x2k7q4fz2 --reason \"we never used Redis\"",
+        "forget": "Retire a belief: out of recall; its file and history stay.\n\n"
+        "\b\nExample:\n    memdir forget f-01jc9x2k7q4fz2 --reason \"no longer relevant\"",
+    }[name]
+    command.help = command.__doc__
+    return command
+
+
+reject = _status_command("reject", "wrong")
+forget = _status_command("forget", "retired")
+
+
+@click.command()
+@click.argument("record_id", metavar="ID")
+@click.option("--depth", type=click.IntRange(1, 10), default=1, show_default=True,
+              help="How many links to follow.")
+@store_option
+@json_option
+def graph(record_id: str, depth: int, store: Path | None, as_json: bool) -> None:
+    """Show the records linked to and from ID (links and [[id]] references).
+
+    Retired records appear by id and status only; missing ones are marked dangling.
+
+    \b
+    Example:
+        memdir graph d-01jc9w00007kq1 --depth 2
+    """
+    found = service.graph(resolve(store), record_id, depth)
+
+    def render(g: dict[str, Any]) -> str:
+        lines = []
+        for n in g["nodes"]:
+            mark = "*" if n["id"] == g["root"] else " "
+            state = "dangling " if n.get("dangling") else ""
+            lines.append(f"{mark} {n['id']}  {state}{n['status']:<10} {truncate(n.get('text', ''), 80)}")
+        lines += [f"    {e['src']} -> {e['dst']} ({e['via']})" for e in g["edges"]]
+        return "\n".join(lines)
+
+    emit(found.to_json(), as_json=as_json, render=render)
+
+
+@click.command(name="index")
+@click.option("--markdown", is_flag=True, help="Render as Markdown, one section per kind.")
+@store_option
+@json_option
+def index_(markdown: bool, store: Path | None, as_json: bool) -> None:
+    """Print the compact catalogue of active records (for injection into an agent).
+
+    \b
+    Example:
+        memdir index --markdown
+    """
+    records = service.catalogue(resolve(store))
+
+    def render(value: dict[str, Any]) -> str:
+        rows = value["results"]
+        if not markdown:
+            return "\n".join(_line(d, 120) for d in rows) or "no active records"
+        out: list[str] = ["# Memory index", ""]
+        kind = None
+        for d in rows:
+            if d["kind"] != kind:
+                kind = d["kind"]
+                out += ["", f"## {kind}"] if len(out) > 2 else [f"## {kind}"]
+            out.append(f"- {truncate(d['text'].replace(chr(10), ' '), 160)} [{d['id']}]")
+        return "\n".join(out) if rows else "# Memory index\n\n(no active records)"
+
+    emit({"results": [r.to_json() for r in records]}, as_json=as_json, render=render)
+
+
+@click.command()
+@click.argument("record_id", metavar="ID")
+@click.option("--yes", is_flag=True, help="Confirm: purge rewrites history and cannot be undone.")
+@store_option
+@json_option
+def purge(record_id: str, yes: bool, store: Path | None, as_json: bool) -> None:
+    """Erase a record's text everywhere: working tree, index, journal, git history.
+
+    Prints an erasure report of every place it was removed from. Use forget to
+    retire a belief while keeping its history; purge is for text that must not exist.
+
+    \b
+    Example:
+        memdir purge f-01jc9x2k7q4fz2 --yes
+    """
+    report = service.purge(resolve(store), record_id, yes=yes)
+
+    def render(v: dict[str, Any]) -> str:
+        lines = [f"purged {v['purged']} from:"]
+        lines += [f"  {p['place']:<13} {p['detail']}" for p in v["places"]]
+        lines += [f"note: {c}" for c in v["caveats"]]
+        return "\n".join(lines)
+
+    emit(report.to_json(), as_json=as_json, render=render)
+
+
+COMMANDS = [remember, recall, get, list_, correct, reject, forget, purge, graph, index_]

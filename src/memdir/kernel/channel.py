@@ -1,0 +1,44 @@
+"""Provenance from the channel: who is typing, a person or an agent's shell tool.
+
+A command typed by a person is ``owner``; the same command run by a coding agent through its
+shell tool is ``agent`` (DESIGN §4). Agents announce themselves in the environment of the
+commands they run; these are the markers each host documents or is known to set. No flag can
+turn an agent's command back into the owner's.
+
+Imports: standard library only.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+AGENT_MARKERS: tuple[tuple[str, str], ...] = (
+    ("CLAUDECODE", "claude-code"),  # Claude Code sets CLAUDECODE=1 in its Bash tool
+    ("CLAUDE_CODE_ENTRYPOINT", "claude-code"),
+    ("CODEX_THREAD_ID", "codex"),  # Codex CLI's shell tool
+    ("CODEX_SANDBOX", "codex"),
+    ("CODEX_SANDBOX_NETWORK_DISABLED", "codex"),
+    ("GEMINI_CLI", "gemini-cli"),  # Gemini CLI sets GEMINI_CLI=1 for shell commands
+    ("OPENCODE", "opencode"),
+    ("CURSOR_AGENT", "cursor"),
+    ("CLINE_ACTIVE", "cline"),
+    ("AI_AGENT", "agent"),  # the vendor-neutral marker some hosts adopted
+    ("AGENT", "agent"),  # goose, amp
+    ("MEMDIR_AGENT", "agent"),  # set by memdir's own hook commands and tests
+)
+
+
+def detect_agent(env: Mapping[str, str] | None = None) -> str | None:
+    """Return the host whose agent is running this process, or ``None`` for a person."""
+    environ = os.environ if env is None else env
+    for name, host in AGENT_MARKERS:
+        value = environ.get(name, "").strip()
+        if value and value.lower() not in {"0", "false", "no"}:
+            return host if host != "agent" or name != "AI_AGENT" else value
+    return None
+
+
+def cli_origin(env: Mapping[str, str] | None = None) -> str:
+    """Return the origin of a record written by the CLI: ``agent`` inside an agent, else ``owner``."""
+    return "agent" if detect_agent(env) else "owner"

@@ -1,0 +1,119 @@
+"""The memdir exception tree: every failure a user can cause has a class, a code and an exit code.
+
+Library code (kernel, records, store, service) raises these; only the CLI turns them
+into exit codes and messages, in one place. Exit codes are DESIGN §9's::
+
+    MemdirError                 exit 1   code "error"
+    ├── UsageError              exit 2   code "usage"         bad arguments or input shape
+    ├── RefusedError            exit 3   code "refused"       policy: provenance, secret, rejected belief
+    │   ├── SecretError                  code "secret"
+    │   ├── ProvenanceError              code "provenance"
+    │   ├── RejectedBeliefError          code "rejected_belief"
+    │   └── TransitionError              code "invalid_transition"
+    ├── NotFoundError           exit 4   code "not_found"
+    │   └── StoreNotFoundError  exit 1   code "no_store"      (a missing store is an error, not a lookup)
+    ├── RecordParseError                 code "parse_error"
+    ├── LockTimeoutError                 code "lock_timeout"
+    ├── GitError                         code "git_error"
+    ├── IndexFormatError                 code "index_format"
+    ├── ManifestError                    code "manifest"
+    └── JournalOffsetError               code "journal_offset"
+
+Imports: standard library only (kernel contract).
+"""
+
+from __future__ import annotations
+
+
+class MemdirError(Exception):
+    """Base of every error memdir raises on purpose. Exit code 1."""
+
+    code = "error"
+    exit_code = 1
+
+
+class UsageError(MemdirError):
+    """An argument or input has the wrong shape (exit 2)."""
+
+    code = "usage"
+    exit_code = 2
+
+
+class RefusedError(MemdirError):
+    """A policy refused the operation (exit 3): provenance, secrets, a rejected belief."""
+
+    code = "refused"
+    exit_code = 3
+
+
+class SecretError(RefusedError):
+    """The text contains something shaped like a secret; it was not written."""
+
+    code = "secret"
+
+
+class ProvenanceError(RefusedError):
+    """The origin is not allowed on this channel (``untrusted``, ``system``, a claimed owner)."""
+
+    code = "provenance"
+
+
+class RejectedBeliefError(RefusedError):
+    """The text repeats a belief the owner rejected; it is not re-learned."""
+
+    code = "rejected_belief"
+
+
+class TransitionError(RefusedError):
+    """The record's status does not allow this operation (e.g. correcting a superseded record)."""
+
+    code = "invalid_transition"
+
+
+class NotFoundError(MemdirError):
+    """A record, commit or file named by the caller does not exist (exit 4)."""
+
+    code = "not_found"
+    exit_code = 4
+
+
+class StoreNotFoundError(MemdirError):
+    """No store was found from the working directory, ``--store`` or ``MEMDIR_STORE`` (exit 1)."""
+
+    code = "no_store"
+
+
+class RecordParseError(MemdirError):
+    """A record file cannot be read at all; it is quarantined, never dropped."""
+
+    code = "parse_error"
+
+
+class LockTimeoutError(MemdirError):
+    """The store lock stayed held by another process past the timeout."""
+
+    code = "lock_timeout"
+
+
+class GitError(MemdirError):
+    """A git command failed, or git is not installed."""
+
+    code = "git_error"
+
+
+class IndexFormatError(MemdirError):
+    """The index or store was written by a newer memdir format than this one reads."""
+
+    code = "index_format"
+
+
+class ManifestError(MemdirError):
+    """``memdir.toml`` cannot be read or holds an invalid value."""
+
+    code = "manifest"
+
+
+class JournalOffsetError(MemdirError):
+    """A saved journal offset lies past the end of its file (truncated or replaced)."""
+
+    code = "journal_offset"

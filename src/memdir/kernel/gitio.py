@@ -1,0 +1,226 @@
+"""The store's git history, through the ``git`` command (no GitPython).
+
+Every record write is one commit whose message names the operation, the record id and the
+reason (DESIGN §2). Commits skip the user's git hooks (``--no-verify``) and signing, and git
+runs with the caller's repository-redirecting variables (``GIT_DIR``, ``GIT_WORK_TREE``,
+``GIT_INDEX_FILE``…) removed, so memdir run from inside a project's git hook still writes to
+its own store. Author identity is the user's when git knows it; otherwise the store gets a
+local ``memdir`` identity at init so commits never fail on a fresh machine.
+
+Imports: standard library only.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from memdir.kernel.errors import GitError, NotFoundError
+
+_SCRUB = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_PREFIX",
+)
+IGNORED = ["state/", "index.sqlite", "index.sqlite-*", ".*.tmp", "*.tmp", "backups/"]
+"""What the store's own ``.gitignore`` keeps out of history: machine-local and derived files."""
+
+_FIELD = "\x1f"
+_RECORD = "\x1e"
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in _SCRUB}
+    env.update(LC_ALL="C", LANG="C", GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", PAGER="cat")
+    return env
+
+
+def git_path() -> str:
+    """Return the ``git`` executable.
+
+    Raises:
+        GitError: git is not installed or not on ``PATH``.
+    """
+    found = shutil.which("git")
+    if found is None:
+        raise GitError("git is not installed or not on PATH; memdir keeps its history in git")
+    return found
+
+
+def run_git(
+    store: Path, *args: str, input_bytes: bytes | None = None, check: bool = True
+) -> subprocess.CompletedProcess[bytes]:
+    """Run ``git -C store args…`` and return the finished process (bytes output).
+
+    Raises:
+        GitError: git is missing, or (with ``check``) exited non-zero; the message carries
+            git's own error text.
+    """
+    try:
+        done = subprocess.run(
+            [git_path(), "-C", str(store), *args],
+            input=input_bytes,
+            capture_output=True,
+            env=_env(),
+            check=False,
+        )
+    except OSError as exc:
+        raise GitError(f"cannot run git: {exc}") from exc
+    if check and done.returncode != 0:
+        message = done.stderr.decode("utf-8", "replace").strip() or done.stdout.decode(
+            "utf-8", "replace"
+        ).strip()
+        raise GitError(f"git {args[0]} failed: {message}")
+    return done
+
+
+def init_repo(store: Path) -> None:
+    """Make ``store`` a git repository with memdir's settings and ``.gitignore``; idempotent.
+
+    Raises:
+        GitError: git is missing or refuses.
+    """
+    if not (store / ".git").exists():
+        run_git(store, "init", "-q")
+    for key, value in (
+        ("commit.gpgsign", "false"),
+        ("core.autocrlf", "false"),
+        ("core.quotepath", "false"),
+        ("gc.auto", "0"),  # never a surprise gc inside a hook; `memdir health` maintains
+    ):
+        run_git(store, "config", key, value)
+    known = run_git(store, "config", "user.email", check=False)
+    if known.returncode != 0 or not known.stdout.strip():
+        run_git(store, "config", "user.name", "memdir")
+        run_git(store, "config", "user.email", "memdir@localhost")
+    ignore = store / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("\n".join(IGNORED) + "\n", encoding="utf-8")
+
+
+def commit(store: Path, paths: list[str], message: str) -> None:
+    """Stage ``paths`` (added, changed or deleted, relative to the store) and commit them.
+
+    Only these paths are staged, so a hand edit elsewhere stays uncommitted and visible to
+    ``memdir health``.
+
+    Raises:
+        GitError: git failed; the working tree keeps the new files either way.
+    """
+    if paths:
+        run_git(store, "add", "-A", "--", *paths)
+    run_git(store, "commit", "-q", "--no-verify", "--allow-empty", "-m", message)
+
+
+@dataclass(frozen=True, slots=True)
+class Commit:
+    """One commit of the store's history."""
+
+    hash: str
+    at: str  # author date, ISO-8601
+    author: str
+    subject: str
+    body: str
+
+    def to_json(self) -> dict[str, str]:
+        """Return the commit as a JSON object."""
+        return {
+            "commit": self.hash,
+            "at": self.at,
+            "author": self.author,
+            "subject": self.subject,
+            "body": self.body,
+        }
+
+
+def log(store: Path, paths: list[str] | None = None, limit: int = 20) -> list[Commit]:
+    """Return up to ``limit`` commits, newest first, touching ``paths`` if given.
+
+    Raises:
+        GitError: git failed.
+    """
+    has_head = run_git(store, "rev-parse", "--verify", "-q", "HEAD", check=False)
+    if has_head.returncode != 0:
+        return []
+    args = ["log", f"-n{limit}", f"--format=%H{_FIELD}%aI{_FIELD}%an{_FIELD}%s{_FIELD}%b{_RECORD}"]
+    if paths:
+        args += ["--", *paths]
+    out = run_git(store, *args).stdout.decode("utf-8", "replace")
+    commits = []
+    for chunk in out.split(_RECORD):
+        fields = chunk.strip("\n").split(_FIELD)
+        if len(fields) == 5:
+            commits.append(Commit(*fields[:4], fields[4].strip()))
+    return commits
+
+
+def resolve_commit(store: Path, rev: str) -> str:
+    """Return the full hash of commit ``rev``.
+
+    Raises:
+        NotFoundError: no such commit in the store.
+    """
+    if rev.startswith("-"):
+        raise NotFoundError(f"no commit {rev!r} in the store")
+    done = run_git(store, "rev-parse", "--verify", "-q", f"{rev}^{{commit}}", check=False)
+    if done.returncode != 0:
+        raise NotFoundError(f"no commit {rev!r} in the store; see `memdir log`")
+    return done.stdout.decode().strip()
+
+
+def changed_paths(store: Path, commit_hash: str) -> list[str]:
+    """Return the paths a commit changed (relative to the store)."""
+    out = run_git(
+        store, "diff-tree", "--no-commit-id", "--name-only", "-r", "--root", "-z", commit_hash
+    ).stdout.decode("utf-8", "replace")
+    return [p for p in out.split("\0") if p]
+
+
+def revert(store: Path, commit_hash: str, message: str) -> list[str]:
+    """Revert one commit with a new commit; return the paths it changed.
+
+    Raises:
+        GitError: the revert conflicts with later changes; nothing is changed (it is aborted).
+    """
+    paths = changed_paths(store, commit_hash)
+    done = run_git(store, "revert", "--no-edit", "--no-commit", commit_hash, check=False)
+    if done.returncode != 0:
+        run_git(store, "revert", "--abort", check=False)
+        run_git(store, "reset", "-q", "--merge", check=False)
+        detail = done.stderr.decode("utf-8", "replace").strip()
+        raise GitError(
+            f"cannot roll back {commit_hash[:12]}: later changes touch the same records "
+            f"({detail}); roll back the later commits first"
+        )
+    run_git(store, "commit", "-q", "--no-verify", "--allow-empty", "-m", message)
+    return paths
+
+
+def file_patches(store: Path, path: str, limit: int = 50) -> str:
+    """Return ``git log -p`` text for one file, newest first (empty if never committed)."""
+    has_head = run_git(store, "rev-parse", "--verify", "-q", "HEAD", check=False)
+    if has_head.returncode != 0:
+        return ""
+    return run_git(
+        store, "log", f"-n{limit}", "-p", "--format=commit %H%n%aI  %s%n", "--", path
+    ).stdout.decode("utf-8", "replace")
+
+
+def dirty_paths(store: Path, under: str = "records") -> list[str]:
+    """Return paths under ``under`` that differ from the last commit (hand edits, crashes)."""
+    out = run_git(
+        store, "status", "--porcelain", "-z", "--untracked-files=all", "--", under, check=False
+    ).stdout.decode("utf-8", "replace")
+    paths = []
+    for item in out.split("\0"):
+        if len(item) > 3:
+            paths.append(item[3:])
+    return paths

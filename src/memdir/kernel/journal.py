@@ -1,0 +1,223 @@
+"""The journal: append-only conversation turns, and their incremental indexing.
+
+A turn is one line of ``journal/YYYY-MM-DD.jsonl`` (the UTC day of its time, DESIGN §2)::
+
+    {"at": "2026-11-30T09:14:03.120Z", "who": "user", "text": "…", "session": "s1"}
+
+Text is redacted and ``<private>`` spans dropped before the line is written (DESIGN §4); a
+turn is evidence and is never rewritten, except by ``memdir purge``.
+
+:func:`sync_journal` brings the index up to date: per file it keeps the byte offset indexed so
+far and reads only complete lines past it; a file whose inode changed, or that shrank below
+the offset, was replaced and is indexed again from the start. Each turn is indexed with its
+speaker, and its neighbours in the same session go into the weighted ``context`` column.
+
+Imports: standard library only.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from memdir.kernel import jsonl
+from memdir.kernel.clock import format_instant, utc_now
+from memdir.kernel.errors import UsageError
+from memdir.kernel.index import Index
+from memdir.kernel.redact import redact
+from memdir.kernel.text import index_text
+
+JOURNAL_DIR = "journal"
+_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}\.jsonl$")
+MAX_TURN_CHARS = 64 * 1024
+"""Longest turn text kept; longer text is cut (a turn is evidence, not an archive)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRef:
+    """Where an appended turn landed."""
+
+    file: str  # journal/<day>.jsonl, relative to the store
+    offset: int  # byte offset of its line
+    length: int  # bytes, newline included
+    at: str
+    text: str  # the text as written (redacted)
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the reference as a JSON object."""
+        return {
+            "file": self.file, "offset": self.offset, "length": self.length,
+            "at": self.at, "text": self.text,
+        }
+
+
+def append_turn(
+    store: Path,
+    who: str,
+    text: str,
+    *,
+    session: str | None = None,
+    at: datetime | None = None,
+    extra: dict[str, Any] | None = None,
+) -> TurnRef:
+    """Redact ``text`` and append it as one turn to the journal of its UTC day.
+
+    Args:
+        store: The store folder.
+        who: The speaker ("user", "assistant", a name); 1..64 characters.
+        text: The turn's text; secrets masked and private spans dropped before writing.
+        session: The host's session id, if any.
+        at: The turn's instant (aware); now when ``None``.
+        extra: More keys for the line (e.g. ``{"tokens": 120}``); never ``text``.
+
+    Raises:
+        UsageError: ``who`` is empty or too long, or the text is empty after redaction.
+        OSError: the journal cannot be written.
+    """
+    who = who.strip()
+    if not who or len(who) > 64:
+        raise UsageError("who must be 1..64 characters (e.g. user, assistant)")
+    clean = redact(text)
+    if len(clean) > MAX_TURN_CHARS:
+        clean = clean[:MAX_TURN_CHARS]
+    if not clean.strip():
+        raise UsageError("the turn is empty (after removing private spans)")
+    instant = at or utc_now()
+    stamp = format_instant(instant, millis=True)
+    row: dict[str, Any] = {"at": stamp, "who": who, "text": clean, "session": session or ""}
+    if extra:
+        row.update({k: v for k, v in extra.items() if k not in row})
+    name = f"{stamp[:10]}.jsonl"
+    offset, length = jsonl.append_line(store / JOURNAL_DIR / name, row)
+    return TurnRef(f"{JOURNAL_DIR}/{name}", offset, length, stamp, clean)
+
+
+def journal_files(store: Path) -> list[Path]:
+    """Return the store's journal files, oldest day first."""
+    folder = store / JOURNAL_DIR
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if _NAME.match(p.name) and p.is_file())
+
+
+@dataclass
+class _Last:
+    rowid: int
+    text: str
+    prev_text: str
+
+
+def _row_text(value: dict[str, Any]) -> tuple[str, str, str, str]:
+    text = value.get("text")
+    text = text if isinstance(text, str) else ""
+    who = value.get("who")
+    session = value.get("session")
+    at = value.get("at")
+    return (
+        text,
+        who if isinstance(who, str) else "",
+        session if isinstance(session, str) else "",
+        at if isinstance(at, str) else "",
+    )
+
+
+def sync_journal(index: Index, store: Path) -> int:
+    """Index the journal lines appended since the last call; return how many turns were added.
+
+    Idempotent and safe to run from several processes: each file's rows and offset are
+    updated in one ``BEGIN IMMEDIATE`` transaction, after re-reading the saved offset.
+    """
+    added = 0
+    for path in journal_files(store):
+        stat = path.stat()
+        row = index.conn.execute(
+            "SELECT offset, ino FROM journal_files WHERE name = ?", (path.name,)
+        ).fetchone()
+        if row is not None and row[1] == stat.st_ino and row[0] == stat.st_size:
+            continue  # nothing new: the common case costs one stat and one lookup
+        added += _sync_file(index, path)
+    return added
+
+
+def _sync_file(index: Index, path: Path) -> int:
+    added = 0
+    with index.write() as conn:
+        stat = path.stat()
+        row = conn.execute(
+            "SELECT offset, ino, lines FROM journal_files WHERE name = ?", (path.name,)
+        ).fetchone()
+        offset, lines = (row[0], row[2]) if row else (0, 0)
+        if row is not None and (row[1] != stat.st_ino or row[0] > stat.st_size):
+            _drop_file(index, path.name)  # replaced or rewritten (purge): index it again
+            offset, lines = 0, 0
+        last: dict[str, _Last] = {}
+        while True:
+            tail = jsonl.read_tail(path, offset)
+            for line in tail.lines:
+                lines += 1
+                if line.value is None:
+                    continue
+                text, who, session, at = _row_text(line.value)
+                if not text.strip():
+                    continue
+                _insert_turn(index, last, path.name, lines, line, text, who, session, at)
+                added += 1
+            if tail.next_offset == offset:
+                break
+            offset = tail.next_offset
+        conn.execute(
+            "INSERT OR REPLACE INTO journal_files (name, offset, ino, lines) VALUES (?,?,?,?)",
+            (path.name, offset, stat.st_ino, lines),
+        )
+    return added
+
+
+def _drop_file(index: Index, name: str) -> None:
+    conn = index.conn
+    conn.execute(
+        "DELETE FROM turns_fts WHERE rowid IN (SELECT rowid FROM turns WHERE file = ?)", (name,)
+    )
+    conn.execute("DELETE FROM turns WHERE file = ?", (name,))
+    conn.execute("DELETE FROM journal_files WHERE name = ?", (name,))
+
+
+def _insert_turn(
+    index: Index,
+    last: dict[str, _Last],
+    name: str,
+    line_no: int,
+    line: jsonl.Line,
+    text: str,
+    who: str,
+    session: str,
+    at: str,
+) -> None:
+    conn = index.conn
+    previous = last.get(session)
+    if previous is None:
+        found = conn.execute(
+            "SELECT rowid, text FROM turns WHERE session = ? ORDER BY rowid DESC LIMIT 2",
+            (session,),
+        ).fetchall()
+        if found:
+            previous = _Last(found[0][0], found[0][1], found[1][1] if len(found) > 1 else "")
+    cursor = conn.execute(
+        "INSERT INTO turns (file, line, offset, length, session, at, who, text)"
+        " VALUES (?,?,?,?,?,?,?,?)",
+        (name, line_no, line.offset, line.length, session, at, who, text),
+    )
+    rowid = int(cursor.lastrowid or 0)
+    context = previous.text if previous else ""
+    conn.execute(
+        "INSERT INTO turns_fts (rowid, text, context) VALUES (?,?,?)",
+        (rowid, index_text(who, text), index_text(context)),
+    )
+    if previous is not None:
+        conn.execute(
+            "UPDATE turns_fts SET context = ? WHERE rowid = ?",
+            (index_text(previous.prev_text, text), previous.rowid),
+        )
+    last[session] = _Last(rowid, text, previous.text if previous else "")

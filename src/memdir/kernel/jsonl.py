@@ -1,0 +1,142 @@
+"""Append-only JSON Lines files: the journal and the action log.
+
+Writers append whole lines with a single ``write`` on an ``O_APPEND`` file, so concurrent
+processes never interleave bytes within a line (POSIX appends of one ``write`` are atomic with
+respect to the file offset; lines are capped at :data:`MAX_LINE_BYTES`). Readers keep a byte
+offset per file and only ever consume complete lines, so a line another process is still
+writing, or one a killed writer left without its newline, waits and is never half-read.
+Imports: standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memdir.kernel.errors import JournalOffsetError, UsageError
+
+MAX_LINE_BYTES = 256 * 1024
+"""Longest line :func:`append_line` accepts, newline included. Readers rely on it."""
+
+
+def encode_line(obj: dict[str, Any]) -> bytes:
+    """Return ``obj`` as one compact JSON line (UTF-8, newline-terminated).
+
+    Raises:
+        UsageError: the line would exceed :data:`MAX_LINE_BYTES`.
+    """
+    line = (json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+    if len(line) > MAX_LINE_BYTES:
+        raise UsageError(f"entry is {len(line)} bytes; the limit is {MAX_LINE_BYTES}")
+    return line
+
+
+def append_line(path: Path, obj: dict[str, Any]) -> tuple[int, int]:
+    """Append ``obj`` as one line to ``path`` (created with its folder if missing).
+
+    A torn last line left by a killed writer (no trailing newline) is first closed with a
+    newline, so the new line never merges into it.
+
+    Returns:
+        ``(offset, length)``: the byte offset where the line starts and its length in bytes.
+
+    Raises:
+        UsageError: the line is too long.
+        OSError: the folder cannot be written or the disk is full.
+    """
+    line = encode_line(obj)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        size = os.fstat(fd).st_size
+        if size and _last_byte(path, size) != b"\n":
+            os.write(fd, b"\n")
+            size += 1
+        os.write(fd, line)
+        # With O_APPEND the descriptor's offset ends exactly where our own write ended, even
+        # when other processes appended before or after it.
+        end = os.lseek(fd, 0, os.SEEK_CUR)
+    finally:
+        os.close(fd)
+    return end - len(line), len(line)
+
+
+def _last_byte(path: Path, size: int) -> bytes:
+    with path.open("rb") as fh:
+        fh.seek(size - 1)
+        return fh.read(1)
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """One complete line read from a JSONL file."""
+
+    offset: int  # byte offset of the line's first byte
+    length: int  # bytes, newline included
+    value: dict[str, Any] | None  # the parsed object; None when the line is not a JSON object
+
+
+@dataclass(frozen=True, slots=True)
+class Tail:
+    """What one :func:`read_tail` call consumed."""
+
+    lines: list[Line]  # complete lines in file order, blank lines left out
+    next_offset: int  # bytes; pass to the next read_tail call
+    skipped: int  # complete non-blank lines that were not a JSON object
+
+
+def read_tail(path: Path, offset: int, *, max_bytes: int = 8 * 1024 * 1024) -> Tail:
+    """Read the complete lines appended to ``path`` since byte ``offset``.
+
+    Args:
+        path: A ``journal/*.jsonl`` or ``actions/*.jsonl`` file.
+        offset: Byte position from the previous call's ``next_offset``; 0 for a new file.
+        max_bytes: Most bytes consumed by this call; at least :data:`MAX_LINE_BYTES` so one
+            call always gets past one line.
+
+    Returns:
+        A :class:`Tail`. ``next_offset`` only advances past a newline. A missing file reads as
+        empty with ``next_offset == offset``.
+
+    Raises:
+        ValueError: ``offset`` is negative or ``max_bytes`` is below :data:`MAX_LINE_BYTES`.
+        JournalOffsetError: ``offset`` is past the end of the file (truncated or replaced).
+        OSError: the file exists but cannot be read.
+    """
+    if offset < 0 or max_bytes < MAX_LINE_BYTES:
+        raise ValueError(f"bad read window: offset={offset}, max_bytes={max_bytes}")
+    try:
+        with path.open("rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if offset > size:
+                raise JournalOffsetError(
+                    f"{path}: saved offset {offset} is past the end of the file ({size} bytes)"
+                )
+            fh.seek(offset)
+            chunk = fh.read(max_bytes)
+    except FileNotFoundError:
+        return Tail(lines=[], next_offset=offset, skipped=0)
+    end = chunk.rfind(b"\n") + 1
+    if end == 0 and len(chunk) >= MAX_LINE_BYTES and len(chunk) == max_bytes:
+        end = len(chunk)  # an over-long line with no newline: consume it as one bad line
+    lines: list[Line] = []
+    skipped = 0
+    position = offset
+    for raw in chunk[:end].split(b"\n")[:-1] if end else []:
+        length = len(raw) + 1
+        stripped = raw.strip()
+        if stripped:
+            value: Any
+            try:
+                value = json.loads(stripped)
+            except ValueError:  # JSONDecodeError and UnicodeDecodeError
+                value = None
+            if not isinstance(value, dict):
+                skipped += 1
+                value = None
+            lines.append(Line(offset=position, length=length, value=value))
+        position += length
+    return Tail(lines=lines, next_offset=offset + end, skipped=skipped)

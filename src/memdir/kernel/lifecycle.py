@@ -1,0 +1,494 @@
+"""The belief lifecycle: remember, correct, reject, forget, accept (DESIGN §4).
+
+Every operation is one read-modify-write under the store lock, ending in one
+:func:`memdir.kernel.txn.apply` (files, one commit, index). The gates run in DESIGN §4's
+order: provenance, then the secret scan, then the near-duplicate check, then the write.
+
+- **remember**: a near-duplicate of an active (or candidate) record of the same kind updates
+  that record (``updated_at`` bumped; aliases, tags and links merged) instead of adding one; a
+  near-duplicate of a ``rejected`` record is refused, naming it, so a belief the owner
+  rejected is never re-learned. Near-duplicate means a shingle similarity at or above the
+  manifest's ``[policy] near_duplicate`` (default 0.7; see :func:`memdir.kernel.text.similarity`).
+- **correct** writes a new record with ``supersedes: old``; the old one becomes
+  ``superseded`` with ``superseded_by`` and the reason. One commit holds both.
+- **reject** / **forget** / **accept** change a status along
+  :data:`memdir.kernel.model.TRANSITIONS`; repeating one is a no-op, not an error.
+
+Records are re-read from their files before every change (never from the index alone), so a
+hand edit made since the last index update is kept. The kernel reads memdir's canonical files
+itself; callers above the kernel pass a tolerant ``read`` for anything else.
+
+Imports: standard library only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memdir.kernel import txn
+from memdir.kernel.clock import now_iso, today_iso
+from memdir.kernel.errors import (
+    NotFoundError,
+    ProvenanceError,
+    RecordParseError,
+    RejectedBeliefError,
+    TransitionError,
+    UsageError,
+)
+from memdir.kernel.ids import KIND_PREFIX, check_id, mint_id
+from memdir.kernel.index import Index
+from memdir.kernel.lock import DEFAULT_TIMEOUT_SECONDS, store_lock
+from memdir.kernel.manifest import Manifest
+from memdir.kernel.model import ACCEPTED_ORIGINS, TRANSITIONS, Record, relative_path
+from memdir.kernel.recordfile import Parsed, read_canonical
+from memdir.kernel.redact import check_text, strip_private
+from memdir.kernel.text import fts_match, normalized_text, query_terms, similarity
+
+MAX_TEXT_CHARS = 4000
+"""Longest belief text: a belief is a sentence or a short paragraph; prose goes in the body."""
+MAX_BODY_CHARS = 64 * 1024
+MAX_LIST_ITEMS = 64
+SIMILAR_POOL = 30
+"""Records compared for near-duplication: the best BM25 matches of the new text."""
+
+ORIGIN_RANK = {"observer": 0, "import": 1, "agent": 2, "owner": 3}
+"""When a near-duplicate is confirmed, the record keeps the strongest origin that stated it."""
+
+Reader = Callable[[Path, str], Parsed]
+"""Tolerant reader: (absolute file, store-relative path) → Parsed; raises RecordParseError."""
+
+
+@dataclass
+class Handle:
+    """An open store for lifecycle operations: folder, index, manifest and a tolerant reader."""
+
+    store: Path
+    index: Index
+    manifest: Manifest
+    read: Reader | None = None
+    lock_timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """The outcome of one lifecycle operation."""
+
+    record: Record  # the record as it now is (the new one, for correct)
+    created: bool  # a new record file was written
+    changed: bool  # anything was written at all (False for a repeated reject, say)
+    previous: Record | None = None  # the superseded record, for correct
+    note: str = ""  # one line for the person: what happened
+
+
+# --- input checks ----------------------------------------------------------------------------
+
+
+def clean_text(text: str, what: str = "text") -> str:
+    """Return ``text`` with private spans dropped and outer whitespace stripped.
+
+    Raises:
+        UsageError: it is empty, longer than :data:`MAX_TEXT_CHARS`, or not valid Unicode.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise UsageError(f"{what} is not valid UTF-8") from exc
+    cleaned = strip_private(text).strip()
+    if not cleaned:
+        raise UsageError(f"{what} is empty")
+    if len(cleaned) > MAX_TEXT_CHARS:
+        raise UsageError(
+            f"{what} is {len(cleaned)} characters; the limit is {MAX_TEXT_CHARS} "
+            "(put longer prose in the body)"
+        )
+    return cleaned
+
+
+def clean_list(name: str, values: Iterable[str]) -> tuple[str, ...]:
+    """Return list values stripped, de-duplicated, tags without a leading ``#``.
+
+    A single value that is a JSON array (``'["a", "b"]'``) is read as that array (case B11).
+
+    Raises:
+        UsageError: an item is not text, or there are more than :data:`MAX_LIST_ITEMS`.
+    """
+    import json  # noqa: PLC0415 - only for the rare JSON-array argument
+
+    items: list[Any] = list(values)
+    if len(items) == 1 and isinstance(items[0], str) and items[0].strip().startswith("["):
+        try:
+            decoded = json.loads(items[0])
+        except ValueError as exc:
+            raise UsageError(f"{name}: {items[0]!r} looks like a JSON array but is not one") from exc
+        if not isinstance(decoded, list):
+            raise UsageError(f"{name} must be a list of strings")
+        items = decoded
+    out: list[str] = []
+    for item in items:
+        if not isinstance(item, str):
+            raise UsageError(f"{name} must be strings, not {type(item).__name__}")
+        value = item.strip()
+        if name == "tags":
+            value = value.lstrip("#").strip()
+        if value and value not in out:
+            out.append(value)
+    if len(out) > MAX_LIST_ITEMS:
+        raise UsageError(f"at most {MAX_LIST_ITEMS} {name}")
+    return tuple(out)
+
+
+def check_origin(origin: str) -> None:
+    """Refuse origins a record may not carry (``untrusted``, ``system``, unknown).
+
+    Raises:
+        ProvenanceError: the origin is refused by policy.
+    """
+    if origin not in ACCEPTED_ORIGINS:
+        raise ProvenanceError(
+            f"refused: origin {origin!r} may not write memory (only "
+            f"{', '.join(ACCEPTED_ORIGINS)}); web pages, tool output and other people's words "
+            "are untrusted"
+        )
+
+
+def _check_importance(importance: int) -> int:
+    if not 1 <= importance <= 10:
+        raise UsageError(f"importance must be 1..10, not {importance}")
+    return importance
+
+
+def _check_kind(kind: str) -> str:
+    if kind not in KIND_PREFIX:
+        raise UsageError(f"unknown kind {kind!r}; expected one of {', '.join(KIND_PREFIX)}")
+    return kind
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+
+def load(handle: Handle, record_id: str) -> tuple[Record, str]:
+    """Return a record read fresh from its file, and its store-relative path.
+
+    Raises:
+        NotFoundError: no record has this id (the index is brought up to date by the caller).
+        RecordParseError: the file cannot be read (and no tolerant reader was given).
+    """
+    record_id = check_id(record_id)
+    rel = handle.index.get_path(record_id)
+    if rel is None:
+        raise NotFoundError(f"no record {record_id!r}; see `memdir list` or `memdir recall`")
+    path = handle.store / rel
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise NotFoundError(f"record {record_id} was deleted from disk; run `memdir reindex`") from exc
+    except UnicodeDecodeError as exc:
+        raise RecordParseError(f"{rel} is not UTF-8 text") from exc
+    parsed = read_canonical(text, Path(rel), handle.manifest.scope)
+    if parsed is None:
+        if handle.read is None:
+            raise RecordParseError(f"{rel} was edited by hand; it needs the full reader")
+        parsed = handle.read(path, rel)
+    return parsed.record, rel
+
+
+def find_similar(
+    index: Index, text: str, threshold: float, statuses: Iterable[str]
+) -> list[tuple[float, dict[str, Any]]]:
+    """Return ``(similarity, doc)`` for records at or above ``threshold``, most similar first."""
+    terms = query_terms(text)
+    statuses = list(statuses)
+    marks = ",".join("?" * len(statuses))
+    rows: list[tuple[str]] = []
+    if terms:
+        rows = index.conn.execute(
+            "SELECT r.doc FROM records_fts JOIN records r ON r.rowid = records_fts.rowid"
+            f" WHERE records_fts MATCH ? AND r.status IN ({marks})"
+            " ORDER BY bm25(records_fts, 4, 3, 2, 1) LIMIT ?",
+            (fts_match(terms), *statuses, SIMILAR_POOL),
+        ).fetchall()
+    else:  # no words at all (emoji, symbols): compare against exact texts
+        rows = index.conn.execute(
+            f"SELECT doc FROM records WHERE status IN ({marks}) AND text = ?",
+            (*statuses, text),
+        ).fetchall()
+    import json  # noqa: PLC0415
+
+    found = []
+    key = normalized_text(text)
+    for (doc_json,) in rows:
+        doc = json.loads(doc_json)
+        score = 1.0 if normalized_text(doc["text"]) == key else similarity(text, doc["text"])
+        if score >= threshold:
+            found.append((score, doc))
+    found.sort(key=lambda item: -item[0])
+    return found
+
+
+# --- operations ------------------------------------------------------------------------------
+
+
+def _message(op: str, record_id: str, reason: str | None, **details: str) -> str:
+    subject = f"{op} {record_id}" + (f": {reason}" if reason else "")
+    lines = [f"{key}: {value}" for key, value in details.items() if value]
+    return subject.replace("\n", " ")[:200] + ("\n\n" + "\n".join(lines) if lines else "")
+
+
+def remember(
+    handle: Handle,
+    text: str,
+    *,
+    kind: str = "fact",
+    origin: str = "owner",
+    channel: str = "cli",
+    aliases: Iterable[str] = (),
+    tags: Iterable[str] = (),
+    links: Iterable[str] = (),
+    importance: int | None = None,
+    body: str = "",
+    status: str = "active",
+    session: str | None = None,
+    journal: str | None = None,
+    observed_at: str | None = None,
+) -> Written:
+    """Store one belief, or update its near-duplicate (see the module docstring).
+
+    Args:
+        handle: The open store.
+        text: The belief; private spans are dropped.
+        kind: One of DESIGN §1's kinds.
+        origin: Who it came from, decided by the channel, never by the caller's claim.
+        channel: ``cli``, ``mcp``, ``hook``, ``observer`` or ``import``.
+        aliases: Other words for it, searched by recall.
+        tags: Labels.
+        links: Ids of related records; each must exist.
+        importance: 1..10; 5 when ``None``.
+        body: Optional longer prose; ``[[id]]`` references in it are links too.
+        status: ``active``, or ``candidate`` for the observer.
+        session: The host session it was said in, if any.
+        journal: A citation (``journal/<day>.jsonl:<start>-<end>``) of the evidence.
+        observed_at: When it was observed (date or instant); today when ``None``.
+
+    Returns:
+        :class:`Written`; ``created`` is False when a near-duplicate was updated instead.
+
+    Raises:
+        ProvenanceError: the origin is refused.
+        SecretError: the text, aliases, tags or body hold a secret.
+        RejectedBeliefError: it repeats a rejected belief.
+        NotFoundError: a link names no record.
+        UsageError: bad kind, importance, status or text.
+        LockTimeoutError, GitError, OSError: from the write.
+    """
+    check_origin(origin)
+    text = clean_text(text)
+    body = strip_private(body)
+    if len(body) > MAX_BODY_CHARS:
+        raise UsageError(f"body is longer than {MAX_BODY_CHARS} characters")
+    alias_list, tag_list = clean_list("aliases", aliases), clean_list("tags", tags)
+    link_list = tuple(check_id(link) for link in clean_list("links", links))
+    check_text("\n".join([text, *alias_list, *tag_list, body]))
+    kind = _check_kind(kind)
+    if status not in ("active", "candidate"):
+        raise UsageError(f"a new record is active or candidate, not {status!r}")
+    if importance is not None:
+        _check_importance(importance)
+    with store_lock(handle.store, "remember", handle.lock_timeout_seconds):
+        txn.recover(handle.store, handle.index)
+        for link in link_list:
+            if handle.index.get_path(link) is None:
+                raise NotFoundError(f"link target {link!r} is not a record")
+        similar = find_similar(
+            handle.index, text, handle.manifest.near_duplicate, ("active", "candidate", "rejected")
+        )
+        for _, doc in similar:
+            if doc["status"] == "rejected":
+                raise RejectedBeliefError(
+                    f"refused: this repeats {doc['id']}, which was rejected"
+                    + (f" ({doc['reason']})" if doc.get("reason") else "")
+                    + f"; see `memdir get {doc['id']}`"
+                )
+        for _, doc in similar:
+            if doc["kind"] == kind:
+                return _confirm(
+                    handle, doc["id"], origin, channel, alias_list, tag_list, link_list,
+                    importance, body, status,
+                )
+        now = now_iso()
+        record = Record(
+            id=mint_id(kind),
+            kind=kind,
+            text=text,
+            status=status,
+            origin=origin,
+            importance=importance if importance is not None else 5,
+            aliases=alias_list,
+            tags=tag_list,
+            links=link_list,
+            created_at=now,
+            updated_at=now,
+            observed_at=observed_at or today_iso(),
+            source={"channel": channel, "session": session, "journal": journal},
+            scope=handle.manifest.scope,
+            body=body,
+        )
+        while handle.index.get_path(record.id) is not None or (handle.store / relative_path(record)).exists():
+            record = dataclasses.replace(record, id=mint_id(kind))  # 20 random bits collided
+        txn.apply(
+            handle.store,
+            handle.index,
+            [txn.Change(relative_path(record), record)],
+            _message("remember", record.id, None, kind=kind, origin=origin, channel=channel),
+        )
+        return Written(record, created=True, changed=True, note=f"remembered {record.id}")
+
+
+def _confirm(
+    handle: Handle,
+    record_id: str,
+    origin: str,
+    channel: str,
+    aliases: tuple[str, ...],
+    tags: tuple[str, ...],
+    links: tuple[str, ...],
+    importance: int | None,
+    body: str,
+    status: str,
+) -> Written:
+    old, rel = load(handle, record_id)
+    promote = old.status == "candidate" and status == "active"
+    new = dataclasses.replace(
+        old,
+        aliases=old.aliases + tuple(a for a in aliases if a not in old.aliases),
+        tags=old.tags + tuple(t for t in tags if t not in old.tags),
+        links=old.links + tuple(x for x in links if x not in old.links and x != old.id),
+        importance=max(old.importance, importance or 0),
+        body=old.body if old.body.strip() or not body else body,
+        origin=origin if ORIGIN_RANK.get(origin, 0) > ORIGIN_RANK.get(old.origin, 0) else old.origin,
+        status="active" if promote else old.status,
+        reason=f"confirmed by {origin}" if promote else old.reason,
+        updated_at=now_iso(),
+    )
+    note = f"updated {old.id} (near-duplicate of an existing {old.status} record)"
+    txn.apply(
+        handle.store,
+        handle.index,
+        [txn.Change(rel, new)],
+        _message("remember", old.id, "near-duplicate, updated", origin=origin, channel=channel),
+    )
+    return Written(new, created=False, changed=True, note=note)
+
+
+def correct(
+    handle: Handle,
+    record_id: str,
+    text: str,
+    *,
+    reason: str | None = None,
+    origin: str = "owner",
+    channel: str = "cli",
+    session: str | None = None,
+) -> Written:
+    """Supersede a record with a corrected one (one commit holds both changes).
+
+    Returns:
+        :class:`Written` with the new record and ``previous`` the superseded one.
+
+    Raises:
+        NotFoundError: no such record.
+        TransitionError: the record is not active or candidate (a superseded record names
+            its successor to correct instead).
+        RejectedBeliefError: the new text repeats a rejected belief.
+        UsageError: the new text is empty or the same as the old.
+        ProvenanceError, SecretError, LockTimeoutError, GitError, OSError.
+    """
+    check_origin(origin)
+    text = clean_text(text)
+    check_text(text + "\n" + (reason or ""))
+    with store_lock(handle.store, "correct", handle.lock_timeout_seconds):
+        txn.recover(handle.store, handle.index)
+        old, rel = load(handle, record_id)
+        if old.status not in ("active", "candidate"):
+            hint = f"; correct {old.superseded_by} instead" if old.superseded_by else ""
+            raise TransitionError(f"cannot correct {old.id}: it is {old.status}{hint}")
+        if normalized_text(text) == normalized_text(old.text):
+            raise UsageError(f"the new text is the same as {old.id}'s")
+        for _, doc in find_similar(handle.index, text, handle.manifest.near_duplicate, ("rejected",)):
+            raise RejectedBeliefError(f"refused: the correction repeats rejected {doc['id']}")
+        now = now_iso()
+        new = Record(
+            id=mint_id(old.kind),
+            kind=old.kind,
+            text=text,
+            status="active",
+            origin=origin,
+            importance=old.importance,
+            confidence=old.confidence,
+            aliases=old.aliases,
+            tags=old.tags,
+            links=old.links,
+            supersedes=old.id,
+            created_at=now,
+            updated_at=now,
+            observed_at=today_iso(),
+            source={"channel": channel, "session": session, "journal": None},
+            scope=old.scope,
+            reason=reason,
+        )
+        retired = dataclasses.replace(
+            old, status="superseded", superseded_by=new.id, reason=reason, updated_at=now
+        )
+        txn.apply(
+            handle.store,
+            handle.index,
+            [txn.Change(relative_path(new), new), txn.Change(rel, retired)],
+            _message("correct", f"{old.id} -> {new.id}", reason, origin=origin, channel=channel),
+        )
+        return Written(new, created=True, changed=True, previous=retired,
+                       note=f"{new.id} supersedes {old.id}")
+
+
+def set_status(
+    handle: Handle,
+    record_id: str,
+    status: str,
+    *,
+    reason: str | None,
+    op: str,
+    origin: str = "owner",
+    channel: str = "cli",
+) -> Written:
+    """Move a record to ``status`` (``rejected``, ``forgotten``, ``active``) with a reason.
+
+    Repeating a change already made returns ``changed=False`` and writes nothing.
+
+    Raises:
+        NotFoundError: no such record.
+        TransitionError: the lifecycle does not allow it; the message says what does.
+        SecretError: the reason holds a secret.
+        LockTimeoutError, GitError, OSError: from the write.
+    """
+    if reason:
+        check_text(reason)
+    with store_lock(handle.store, op, handle.lock_timeout_seconds):
+        txn.recover(handle.store, handle.index)
+        old, rel = load(handle, record_id)
+        if old.status == status:
+            return Written(old, created=False, changed=False, note=f"{old.id} is already {status}")
+        if status not in TRANSITIONS.get(old.status, frozenset()):
+            hint = (
+                f"; it was superseded by {old.superseded_by}" if old.superseded_by else ""
+            ) + " (`memdir rollback` undoes a change)"
+            raise TransitionError(f"cannot {op} {old.id}: it is {old.status}{hint}")
+        new = dataclasses.replace(old, status=status, reason=reason, updated_at=now_iso())
+        txn.apply(
+            handle.store,
+            handle.index,
+            [txn.Change(rel, new)],
+            _message(op, old.id, reason, origin=origin, channel=channel),
+        )
+        return Written(new, created=False, changed=True, note=f"{op}: {old.id} is now {status}")

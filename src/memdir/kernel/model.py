@@ -1,0 +1,104 @@
+"""The record: one belief, the unit of recall, correction and history (DESIGN §1, §3).
+
+:class:`Record` is a frozen value; changes make a new one with :func:`dataclasses.replace`.
+Field order is the canonical front matter order. ``extra`` keeps keys memdir does not know,
+in file order, with their raw YAML text, so a rewrite never loses what people or other tools
+wrote (case B09). Imports: standard library only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, get_args
+
+Kind = Literal["fact", "preference", "rule", "decision", "procedure", "entity", "episode", "bug"]
+Status = Literal["candidate", "active", "superseded", "rejected", "forgotten"]
+Origin = Literal["owner", "agent", "observer", "import", "untrusted", "system"]
+Scope = Literal["project", "user"]
+Channel = Literal["cli", "mcp", "hook", "observer", "import"]
+
+KINDS: tuple[str, ...] = get_args(Kind)
+STATUSES: tuple[str, ...] = get_args(Status)
+ORIGINS: tuple[str, ...] = get_args(Origin)
+ACCEPTED_ORIGINS: tuple[str, ...] = ("owner", "agent", "observer", "import")
+"""Origins a record may carry; ``untrusted`` and ``system`` are refused (DESIGN §1)."""
+SCOPES: tuple[str, ...] = get_args(Scope)
+
+DEFAULT_IMPORTANCE = 5
+DEFAULT_CONFIDENCE = 1.0
+
+FIELD_ORDER: tuple[str, ...] = (
+    "id",
+    "kind",
+    "status",
+    "text",
+    "origin",
+    "importance",
+    "confidence",
+    "aliases",
+    "tags",
+    "links",
+    "supersedes",
+    "superseded_by",
+    "created_at",
+    "updated_at",
+    "observed_at",
+    "source",
+    "scope",
+    "reason",
+)
+"""The keys of DESIGN §3, in the order memdir writes them."""
+
+TRANSITIONS: dict[str, frozenset[str]] = {
+    "candidate": frozenset({"active", "rejected", "forgotten", "superseded"}),
+    "active": frozenset({"superseded", "rejected", "forgotten"}),
+    "superseded": frozenset(),
+    "rejected": frozenset(),
+    "forgotten": frozenset(),
+}
+"""Status changes the lifecycle allows; anything else is undone only by ``rollback``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One belief as stored in ``records/<kind>/<id>.md``."""
+
+    id: str
+    kind: str
+    text: str
+    status: str = "active"
+    origin: str = "owner"
+    importance: int = DEFAULT_IMPORTANCE  # 1..10
+    confidence: float = DEFAULT_CONFIDENCE  # 0..1
+    aliases: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    links: tuple[str, ...] = ()
+    supersedes: str | None = None
+    superseded_by: str | None = None
+    created_at: str = ""  # ISO-8601 UTC, "Z"
+    updated_at: str = ""
+    observed_at: str = ""  # a date or an instant, as written
+    source: dict[str, Any] = field(default_factory=dict)
+    scope: str = "project"
+    reason: str | None = None
+    body: str = ""
+    extra: tuple[tuple[str, str], ...] = ()  # unknown keys: (key, raw YAML text after "key:")
+
+    @property
+    def is_active(self) -> bool:
+        """Whether recall and injection may return this record by default."""
+        return self.status == "active"
+
+    def to_json(self) -> dict[str, Any]:
+        """Return DESIGN §3's keys plus ``body``: the ``--json`` shape of a record."""
+        out: dict[str, Any] = {}
+        for key in FIELD_ORDER:
+            value = getattr(self, key)
+            out[key] = list(value) if isinstance(value, tuple) else value
+        out["body"] = self.body
+        return out
+
+
+def relative_path(record: Record) -> str:
+    """Return the record's path inside the store: ``records/<kind>/<id>.md``."""
+    return f"records/{record.kind}/{record.id}.md"

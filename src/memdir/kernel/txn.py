@@ -1,0 +1,106 @@
+"""One logical write: record files, one git commit, the index, all or nothing.
+
+The caller holds the store lock (:func:`memdir.kernel.lock.store_lock`) around the whole
+read-modify-write. :func:`apply` first writes an *intent* (``state/intent.json``: every file's
+new content and the commit message), then replaces the files atomically, commits, updates the
+index and removes the intent. A process killed at any instant leaves either no intent (nothing
+changed, or everything did) or an intent that :func:`recover` replays on the next write or
+``memdir health``: writing the same bytes again and committing is idempotent. So a multi-file
+change such as a correction (new record + superseded old one) is never half-applied.
+
+Imports: standard library only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from memdir.kernel import gitio
+from memdir.kernel.atomic import fsync_dir, write_atomic
+from memdir.kernel.index import FileStat, Index
+from memdir.kernel.model import Record
+from memdir.kernel.paths import state_dir
+from memdir.kernel.recordfile import dump, read_canonical
+
+INTENT_NAME = "intent.json"
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One file of a logical write: a record to write at ``path``, or ``None`` to delete it."""
+
+    path: str  # relative to the store, e.g. records/fact/f-….md
+    record: Record | None
+
+
+def _intent_path(store: Path) -> Path:
+    return state_dir(store) / INTENT_NAME
+
+
+def apply(store: Path, index: Index, changes: list[Change], message: str) -> None:
+    """Write ``changes`` as one commit and index them; the caller holds the store lock.
+
+    Raises:
+        GitError: git is missing or failed; the intent stays for :func:`recover`.
+        UsageError: a record holds a value that cannot be written (nothing is changed).
+        OSError: the disk is full or read-only; nothing is changed if the intent could not
+            be written, else the intent stays for :func:`recover`.
+    """
+    gitio.git_path()  # fail before touching anything when git is missing
+    texts = {c.path: (dump(c.record) if c.record is not None else None) for c in changes}
+    intent = {"message": message, "files": texts}
+    write_atomic(_intent_path(store), json.dumps(intent, ensure_ascii=False).encode("utf-8"))
+    _replay(store, index, texts, message)
+
+
+def _replay(store: Path, index: Index, texts: dict[str, str | None], message: str) -> None:
+    for rel, text in texts.items():
+        target = store / rel
+        if text is None:
+            with contextlib.suppress(FileNotFoundError):
+                target.unlink()
+                fsync_dir(target.parent)
+        else:
+            write_atomic(target, text.encode("utf-8"))
+    gitio.commit(store, list(texts), message)
+    _reindex(store, index, texts)
+    with contextlib.suppress(FileNotFoundError):
+        _intent_path(store).unlink()
+
+
+def _reindex(store: Path, index: Index, texts: dict[str, str | None]) -> None:
+    with index.write():
+        for rel, text in texts.items():
+            if text is None:
+                index.forget_path(rel)
+                continue
+            parsed = read_canonical(text, Path(rel))
+            if parsed is not None:
+                index.upsert_record(parsed.record, rel, FileStat.of(store / rel), [])
+
+
+def recover(store: Path, index: Index) -> bool:
+    """Finish a logical write that a killed process left behind; return whether there was one.
+
+    The caller holds the store lock.
+
+    Raises:
+        GitError: git is missing or failed; the intent stays.
+    """
+    path = store / "state" / INTENT_NAME
+    try:
+        intent = json.loads(path.read_text(encoding="utf-8"))
+        texts = intent["files"]
+        message = str(intent["message"])
+    except FileNotFoundError:
+        return False
+    except (ValueError, KeyError, TypeError, OSError):
+        # An intent that is not whole was never acted on: the files were not touched yet.
+        with contextlib.suppress(OSError):
+            path.unlink()
+        return False
+    _replay(store, index, texts, message + "\n\n(completed after an interruption)")
+    return True

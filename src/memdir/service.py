@@ -1,0 +1,296 @@
+"""Use cases shared by the CLI and the MCP server (L3).
+
+Each function takes a store folder and plain values, opens the store (bringing its index up
+to date with a stat scan), does one thing, and returns a value with ``to_json()``. Nothing here
+prints or reads ``argv``; errors are :class:`memdir.kernel.errors.MemdirError` subclasses.
+Origin is always decided by the caller's channel (DESIGN §4), passed in as ``origin``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memdir.kernel import journal as journal_mod
+from memdir.kernel import lifecycle, paths
+from memdir.kernel.errors import NotFoundError, UsageError
+from memdir.kernel.ids import check_id
+from memdir.kernel.index import doc_record
+from memdir.kernel.lifecycle import Handle, Written
+from memdir.kernel.model import Record
+from memdir.kernel.recall import Hit, TurnHit, recall as recall_records, search_turns
+from memdir.kernel.text import truncate
+from memdir.store import graph as graph_mod
+from memdir.store import history, scan, setup
+from memdir.store.setup import Initialised
+
+
+@contextmanager
+def opened(store: Path, *, scan_records: bool = True) -> Iterator[Handle]:
+    """Open ``store`` with its index brought up to date; close it afterwards."""
+    handle = scan.open_handle(store, scan=scan_records)
+    try:
+        yield handle
+    finally:
+        handle.index.close()
+
+
+# --- init ------------------------------------------------------------------------------------
+
+
+def init(cwd: Path, *, store: Path | None = None, user: bool = False) -> Initialised:
+    """Create the project store for ``cwd`` (or ``store``, or the user store); idempotent.
+
+    Raises:
+        GitError: git is missing or failed.
+        OSError: the folder cannot be created.
+    """
+    if user:
+        return setup.init_store(store or paths.user_store_dir(), scope="user")
+    if store is not None:
+        return setup.init_store(store, scope="project")
+    project = paths.project_root_for(cwd)
+    return setup.init_store(project / paths.STORE_DIRNAME, scope="project", project=project)
+
+
+# --- lifecycle -------------------------------------------------------------------------------
+
+
+def remember(store: Path, text: str, **options: Any) -> Written:
+    """Remember one belief; see :func:`memdir.kernel.lifecycle.remember` for the options."""
+    with opened(store) as handle:
+        return lifecycle.remember(handle, text, **options)
+
+
+def correct(store: Path, record_id: str, text: str, **options: Any) -> Written:
+    """Supersede ``record_id`` with ``text``; see :func:`memdir.kernel.lifecycle.correct`."""
+    with opened(store) as handle:
+        return lifecycle.correct(handle, record_id, text, **options)
+
+
+def correct_match(store: Path, query: str, text: str, **options: Any) -> Written:
+    """Supersede the one active record that best matches ``query`` (case B23).
+
+    Raises:
+        NotFoundError: nothing matches.
+        UsageError: the match is ambiguous (the two best scores are within 20 %); the message
+            lists the candidates' ids to pass instead.
+    """
+    with opened(store) as handle:
+        found = recall_records(handle.index, query, limit=3).hits
+        if not found:
+            raise NotFoundError(f"no active record matches {query!r}")
+        if len(found) > 1 and found[1].score >= 0.8 * found[0].score:
+            ids = ", ".join(f"{h.doc['id']} ({truncate(h.doc['text'], 40)})" for h in found)
+            raise UsageError(f"{query!r} matches more than one record: {ids}; pass the id")
+        return lifecycle.correct(handle, found[0].doc["id"], text, **options)
+
+
+def reject(store: Path, record_id: str, reason: str, **options: Any) -> Written:
+    """Mark a belief wrong; it is never recalled and never re-learned."""
+    with opened(store) as handle:
+        return lifecycle.set_status(handle, record_id, "rejected", reason=reason, op="reject", **options)
+
+
+def forget(store: Path, record_id: str, reason: str, **options: Any) -> Written:
+    """Retire a belief; its file and history stay."""
+    with opened(store) as handle:
+        return lifecycle.set_status(handle, record_id, "forgotten", reason=reason, op="forget", **options)
+
+
+def get(store: Path, record_id: str) -> Record:
+    """Return one record, read fresh from its file.
+
+    Raises:
+        NotFoundError: no such record.
+        RecordParseError: the file is quarantined.
+    """
+    with opened(store) as handle:
+        record, _ = lifecycle.load(handle, record_id)
+        return record
+
+
+def list_records(
+    store: Path, *, kinds: Sequence[str] = (), statuses: Sequence[str] = (), limit: int | None = None
+) -> list[Record]:
+    """Return records by kind and status, most recently updated first."""
+    with opened(store) as handle:
+        docs = handle.index.list_docs(kinds=kinds, statuses=statuses, limit=limit)
+    return [doc_record(doc) for doc in docs]
+
+
+# --- recall ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RecallResult:
+    """Ranked records from the project store and the user store."""
+
+    query: str
+    terms: tuple[str, ...]
+    hits: list[Hit]
+    took_ms: float
+    explain: bool
+
+    def to_json(self) -> dict[str, Any]:
+        """Return ``{"query", "terms", "results": […], "took_ms"}``."""
+        return {
+            "query": self.query,
+            "terms": list(self.terms),
+            "results": [hit.to_json(explain=self.explain) for hit in self.hits],
+            "took_ms": round(self.took_ms, 3),
+        }
+
+
+def _user_store(project_store: Path) -> Path | None:
+    user = paths.user_store_dir()
+    if paths.is_store(user) and user.resolve() != project_store.resolve():
+        return user
+    return None
+
+
+def recall(
+    store: Path,
+    query: str,
+    *,
+    limit: int | None = None,
+    kinds: Sequence[str] = (),
+    include_candidates: bool = False,
+    explain: bool = False,
+    include_user: bool = True,
+) -> RecallResult:
+    """Recall from the project store, then the user store; merge by score.
+
+    Each hit's ``scope`` says which store it came from.
+    """
+    started = time.perf_counter()
+    statuses = ("active", "candidate") if include_candidates else ("active",)
+    stores = [store]
+    user = _user_store(store) if include_user else None
+    if user is not None:
+        stores.append(user)
+    hits: list[Hit] = []
+    terms: tuple[str, ...] = ()
+    wanted = limit
+    for each in stores:
+        with opened(each) as handle:
+            wanted = limit or handle.manifest.recall_limit
+            result = recall_records(
+                handle.index, query, limit=wanted, kinds=kinds, statuses=statuses,
+                decay=handle.manifest.decay, min_score=handle.manifest.min_score, explain=explain,
+            )
+            terms = result.terms
+            hits.extend(result.hits)
+    hits.sort(key=lambda h: -h.score)
+    return RecallResult(query, terms, hits[: wanted or 10], (time.perf_counter() - started) * 1000, explain)
+
+
+# --- journal ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    """Journal turns found for a query."""
+
+    query: str
+    terms: tuple[str, ...]
+    hits: list[TurnHit]
+    took_ms: float
+
+    def to_json(self) -> dict[str, Any]:
+        """Return ``{"query", "terms", "results": […], "took_ms"}``."""
+        return {
+            "query": self.query,
+            "terms": list(self.terms),
+            "results": [hit.to_json() for hit in self.hits],
+            "took_ms": round(self.took_ms, 3),
+        }
+
+
+def journal_append(
+    store: Path, who: str, text: str, *, session: str | None = None, at: str | None = None
+) -> journal_mod.TurnRef:
+    """Append one turn to the journal (redacted first).
+
+    Raises:
+        UsageError: bad ``who``, empty text, or ``at`` not an ISO-8601 time / in the future.
+    """
+    from memdir.kernel.clock import parse_instant  # noqa: PLC0415
+
+    paths.state_dir(store)
+    instant = parse_instant(at) if at else None
+    return journal_mod.append_turn(store, who, text, session=session, at=instant)
+
+
+def search(store: Path, query: str, *, limit: int = 10, session: str | None = None) -> SearchResult:
+    """Search journal turns; the index catches up with new journal lines first."""
+    started = time.perf_counter()
+    with opened(store, scan_records=False) as handle:
+        journal_mod.sync_journal(handle.index, store)
+        terms, hits = search_turns(handle.index, query, limit=limit, session=session)
+    return SearchResult(query, terms, hits, (time.perf_counter() - started) * 1000)
+
+
+# --- history and structure ---------------------------------------------------------------
+
+
+def log(store: Path, record_id: str | None = None, limit: int = 20) -> list[Any]:
+    """Return the store's commits (or a record's), newest first."""
+    with opened(store) as handle:
+        return history.log(handle, record_id, limit)
+
+
+def diff(store: Path, record_id: str) -> history.Diff:
+    """Return a record's supersession chain and the patches of its files."""
+    with opened(store) as handle:
+        return history.diff(handle, record_id)
+
+
+def rollback(store: Path, commit: str, *, yes: bool) -> history.RolledBack:
+    """Undo one commit with a revert commit."""
+    with opened(store) as handle:
+        return history.rollback(handle, commit, yes=yes)
+
+
+def graph(store: Path, record_id: str, depth: int = 1) -> graph_mod.Graph:
+    """Return the link graph around a record."""
+    with opened(store) as handle:
+        return graph_mod.graph(handle.index, record_id, depth)
+
+
+def catalogue(store: Path) -> list[Record]:
+    """Return every active record, by kind then importance: the compact index for injection."""
+    with opened(store) as handle:
+        docs = handle.index.list_docs(statuses=("active",))
+    order = {kind: n for n, kind in enumerate(("rule", "preference", "decision", "fact", "procedure", "entity", "episode", "bug"))}
+    docs.sort(key=lambda d: (order.get(d["kind"], 99), -d["importance"], d["id"]))
+    return [doc_record(doc) for doc in docs]
+
+
+def reindex(store: Path) -> scan.ScanReport:
+    """Rebuild the index from records and journal alone."""
+    return scan.reindex(store)
+
+
+def check_record_id(record_id: str) -> str:
+    """Return a syntactically valid record id or raise :class:`UsageError`."""
+    return check_id(record_id)
+
+
+def health(store: Path) -> Any:
+    """Examine the store, make the safe repairs, and return the report (``.ok``, findings)."""
+    from memdir.store.health import check  # noqa: PLC0415
+
+    return check(store)
+
+
+def purge(store: Path, record_id: str, *, yes: bool) -> Any:
+    """Erase a record's text from the working tree, index, logs and history."""
+    from memdir.store.purge import purge as purge_record  # noqa: PLC0415
+
+    with opened(store) as handle:
+        return purge_record(handle, record_id, yes=yes)

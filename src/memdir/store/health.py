@@ -1,0 +1,201 @@
+"""``memdir health``: what is wrong with a store, what was repaired, what to do next.
+
+Read-mostly. It repairs only what is safe and mechanical: it finishes a logical write a
+killed process left half-done (:func:`memdir.kernel.txn.recover`), removes stale dot-prefixed
+temporary files, and brings the index up to date. Everything else is reported with the
+command that fixes it: quarantined files (by name, never moved or rewritten), duplicated keys,
+dangling links, broken supersession chains, uncommitted hand edits, hook errors, lock state.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memdir.kernel import gitio, manifest, txn
+from memdir.kernel.atomic import TEMP_SUFFIX
+from memdir.kernel.errors import GitError, MemdirError
+from memdir.kernel.lifecycle import Handle
+from memdir.kernel.lock import inspect_lock, store_lock
+from memdir.kernel.paths import HOOK_ERROR_LOG, STATE_DIRNAME
+from memdir.store.scan import open_index, scan_records, tolerant_reader
+
+STALE_TEMP_SECONDS = 60.0
+"""A temporary file older than this belongs to a writer that died; younger ones may be live."""
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One thing ``health`` noticed."""
+
+    level: str  # "error", "warning" or "info" (info never fails the check)
+    code: str  # stable slug
+    message: str
+    path: str | None = None  # store-relative file, when there is one
+    fix: str | None = None  # the command that acts on it
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the finding as a JSON object."""
+        return {k: v for k, v in (("level", self.level), ("code", self.code),
+                ("message", self.message), ("path", self.path), ("fix", self.fix)) if v is not None}
+
+
+@dataclass
+class Report:
+    """Everything ``health`` found; ``ok`` is False when any error or warning was found."""
+
+    store: str
+    findings: list[Finding] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        """Whether nothing is wrong (info findings do not count)."""
+        return not any(f.level in ("error", "warning") for f in self.findings)
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the report as a JSON object."""
+        return {
+            "store": self.store,
+            "ok": self.ok,
+            "counts": self.counts,
+            "findings": [f.to_json() for f in self.findings],
+        }
+
+
+def _remove_stale_temps(store: Path, report: Report) -> None:
+    now = time.time()
+    for folder, dirs, files in os.walk(store):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        for name in files:
+            if name.startswith(".") and name.endswith(TEMP_SUFFIX):
+                path = Path(folder) / name
+                with contextlib.suppress(OSError):
+                    if now - path.stat().st_mtime > STALE_TEMP_SECONDS:
+                        path.unlink()
+                        report.findings.append(Finding(
+                            "info", "stale_temp_removed",
+                            "removed a temporary file left by an interrupted write",
+                            path.relative_to(store).as_posix(),
+                        ))
+
+
+def _file_findings(handle: Handle, report: Report) -> None:
+    for path, state, problems in handle.index.file_problems():
+        for problem in problems:
+            level = "error" if state == "quarantined" else problem.get("level", "warning")
+            fix = (
+                f"edit or remove {path}, then `memdir reindex`" if state == "quarantined"
+                else "any memdir write to the record rewrites it canonically"
+            )
+            report.findings.append(Finding(
+                level, problem.get("code", "problem"),
+                ("quarantined: " if state == "quarantined" else "") + problem.get("message", ""),
+                path, fix,
+            ))
+
+
+def _link_findings(handle: Handle, report: Report) -> None:
+    statuses = handle.index.record_statuses()
+    for src, dst, via in handle.index.all_links():
+        if statuses.get(src) not in ("active", "candidate"):
+            continue
+        state = statuses.get(dst)
+        if state is None or state == "forgotten":
+            report.findings.append(Finding(
+                "warning", "dangling_link",
+                f"{src} links to {dst}, which is {'gone' if state is None else 'forgotten'}"
+                f" ({'[[id]] in the body' if via == 'body' else 'links'})",
+                handle.index.get_path(src), f"`memdir correct {src}` without the link",
+            ))
+    for doc in handle.index.list_docs():
+        later = doc.get("superseded_by")
+        if doc["status"] == "superseded" and later and later not in statuses:
+            report.findings.append(Finding(
+                "warning", "broken_chain",
+                f"{doc['id']} is superseded by {later}, which does not exist",
+                handle.index.get_path(doc["id"]), f"`memdir diff {doc['id']}`",
+            ))
+        earlier = doc.get("supersedes")
+        if doc["status"] == "active" and earlier and statuses.get(earlier) == "active":
+            report.findings.append(Finding(
+                "warning", "broken_chain",
+                f"{doc['id']} supersedes {earlier}, which is still active",
+                handle.index.get_path(earlier), f"`memdir forget {earlier} --reason superseded`",
+            ))
+
+
+def _git_findings(handle: Handle, report: Report) -> None:
+    try:
+        dirty = gitio.dirty_paths(handle.store, "records")
+    except GitError as err:
+        report.findings.append(Finding("error", "git", str(err)))
+        return
+    if dirty:
+        report.findings.append(Finding(
+            "warning", "uncommitted",
+            f"{len(dirty)} record file(s) changed outside memdir and not committed: "
+            + ", ".join(dirty[:5]) + (" …" if len(dirty) > 5 else ""),
+            None, "commit them in the store's git (`git -C .memdir commit -am …`)",
+        ))
+
+
+def _state_findings(store: Path, report: Report) -> None:
+    lock = inspect_lock(store)
+    if lock.held:
+        report.findings.append(Finding("info", "lock_held", f"the store lock is held by {lock.holder}"))
+    log = store / STATE_DIRNAME / HOOK_ERROR_LOG
+    if log.exists() and log.stat().st_size:
+        entries = log.read_text(encoding="utf-8", errors="replace").count("\n--- ") + 1
+        report.findings.append(Finding(
+            "warning", "hook_errors", f"{entries} hook failure(s) logged", log.relative_to(store).as_posix(),
+            "read the log, then delete it",
+        ))
+    pycache = Path(__file__).resolve().parent.parent / "kernel" / "__pycache__"
+    if not pycache.is_dir():
+        report.findings.append(Finding(
+            "info", "no_bytecode",
+            "memdir's kernel has no compiled bytecode, so hooks start slower; install with "
+            "`pip install --compile` or run `python -m compileall` on the package",
+        ))
+
+
+def check(store: Path) -> Report:
+    """Examine ``store``, make the safe repairs, and return every finding.
+
+    Raises:
+        LockTimeoutError: a writer held the store lock for the whole wait.
+    """
+    report = Report(str(store))
+    try:
+        settings = manifest.load(store)
+    except MemdirError as err:
+        report.findings.append(Finding("error", err.code, str(err), "memdir.toml"))
+        return report
+    index = open_index(store)
+    try:
+        handle = Handle(store, index, settings, read=tolerant_reader(settings.scope))
+        with store_lock(store, "health", handle.lock_timeout_seconds):
+            if txn.recover(store, index):
+                report.findings.append(Finding(
+                    "info", "write_completed", "finished a write that an interrupted process left"
+                ))
+            _remove_stale_temps(store, report)
+            scanned = scan_records(handle)
+        if scanned.indexed or scanned.removed:
+            report.findings.append(Finding(
+                "info", "index_refreshed",
+                f"the index was stale: {scanned.indexed} file(s) re-read, {scanned.removed} removed",
+            ))
+        _file_findings(handle, report)
+        _link_findings(handle, report)
+        _git_findings(handle, report)
+        _state_findings(store, report)
+        report.counts = index.count_by("status")
+    finally:
+        index.close()
+    return report

@@ -1,0 +1,129 @@
+"""A record's history: the git log, the supersession chain with its diffs, and rollback.
+
+Rollback is a revert commit, never ``reset --hard`` (DESIGN §2): the rolled-back change stays
+in the history, and rolling back the rollback restores it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from memdir.kernel import gitio, txn
+from memdir.kernel.errors import NotFoundError, UsageError
+from memdir.kernel.ids import check_id
+from memdir.kernel.lifecycle import Handle
+from memdir.kernel.lock import store_lock
+from memdir.store.scan import scan_records
+
+
+def log(handle: Handle, record_id: str | None = None, limit: int = 20) -> list[gitio.Commit]:
+    """Return the store's commits, newest first; only those touching ``record_id`` if given.
+
+    Raises:
+        NotFoundError: ``record_id`` names no record.
+        GitError: git failed.
+    """
+    paths = None
+    if record_id is not None:
+        rel = handle.index.get_path(check_id(record_id))
+        if rel is None:
+            raise NotFoundError(f"no record {record_id!r}")
+        paths = [rel]
+    return gitio.log(handle.store, paths, limit)
+
+
+def chain(handle: Handle, record_id: str) -> list[dict[str, Any]]:
+    """Return the supersession chain through ``record_id``, oldest first (indexed documents).
+
+    Raises:
+        NotFoundError: ``record_id`` names no record.
+    """
+    start = handle.index.get_doc(check_id(record_id))
+    if start is None:
+        raise NotFoundError(f"no record {record_id!r}")
+    older: list[dict[str, Any]] = []
+    seen = {start["id"]}
+    doc = start
+    while doc.get("supersedes") and doc["supersedes"] not in seen:
+        previous = handle.index.get_doc(doc["supersedes"])
+        if previous is None:
+            break
+        seen.add(previous["id"])
+        older.insert(0, previous)
+        doc = previous
+    newer: list[dict[str, Any]] = []
+    doc = start
+    while doc.get("superseded_by") and doc["superseded_by"] not in seen:
+        following = handle.index.get_doc(doc["superseded_by"])
+        if following is None:
+            break
+        seen.add(following["id"])
+        newer.append(following)
+        doc = following
+    return [*older, start, *newer]
+
+
+@dataclass(frozen=True, slots=True)
+class Diff:
+    """What ``memdir diff ID`` shows."""
+
+    record_id: str
+    chain: list[dict[str, Any]]  # oldest first
+    patches: dict[str, str]  # record id → ``git log -p`` text of its file
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the diff as a JSON object."""
+        return {
+            "id": self.record_id,
+            "chain": [
+                {"id": d["id"], "status": d["status"], "text": d["text"], "reason": d.get("reason")}
+                for d in self.chain
+            ],
+            "patches": self.patches,
+        }
+
+
+def diff(handle: Handle, record_id: str) -> Diff:
+    """Return the chain through ``record_id`` and the git patches of each of its files."""
+    docs = chain(handle, record_id)
+    patches = {}
+    for doc in docs:
+        rel = handle.index.get_path(doc["id"])
+        patches[doc["id"]] = gitio.file_patches(handle.store, rel) if rel else ""
+    return Diff(record_id, docs, patches)
+
+
+@dataclass(frozen=True, slots=True)
+class RolledBack:
+    """The outcome of ``memdir rollback``."""
+
+    commit: str  # the commit undone
+    paths: list[str]  # files it changed back
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the outcome as a JSON object."""
+        return {"rolled_back": self.commit, "paths": self.paths}
+
+
+def rollback(handle: Handle, rev: str, *, yes: bool) -> RolledBack:
+    """Undo one commit with a revert commit, then re-index what it changed.
+
+    Raises:
+        UsageError: ``yes`` is False (rollback changes beliefs; it must be confirmed), or the
+            commit is the store's first one.
+        NotFoundError: no such commit.
+        GitError: the revert conflicts with later commits (nothing is changed).
+    """
+    if not yes:
+        raise UsageError("rollback changes what memory holds; pass --yes to confirm")
+    with store_lock(handle.store, "rollback", handle.lock_timeout_seconds):
+        txn.recover(handle.store, handle.index)
+        full = gitio.resolve_commit(handle.store, rev)
+        parents = gitio.run_git(handle.store, "rev-list", "--parents", "-n1", full).stdout.split()
+        if len(parents) < 2:
+            raise UsageError("that is the store's first commit; it cannot be rolled back")
+        subject = next((c.subject for c in gitio.log(handle.store, limit=200) if c.hash == full), full)
+        paths = gitio.revert(handle.store, full, f"rollback {full[:12]}: undo \"{subject}\"")
+        scan_records(handle)
+    return RolledBack(full, paths)

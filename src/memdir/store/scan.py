@@ -1,0 +1,180 @@
+"""Opening a store, and keeping its index in step with the files on disk.
+
+The CLI notices records edited, added or deleted by hand with a stat scan before it answers
+(DESIGN §5): a file whose modification time, size or inode differs from what the index
+recorded is read again with the tolerant codec; a file that cannot be read is quarantined
+(out of recall, named by ``memdir health``) and never rewritten; a file that disappeared
+leaves the index (case B22: ``git rm`` outside memdir). Hooks never scan.
+
+``reindex`` rebuilds the index from ``records/`` and ``journal/`` alone, inside one
+transaction, so readers see the old index until the new one is complete.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from memdir.kernel import journal, manifest
+from memdir.kernel.errors import IndexFormatError, RecordParseError
+from memdir.kernel.index import INDEX_NAME, FileStat, Index, IndexCorruptError
+from memdir.kernel.lifecycle import Handle, Reader
+from memdir.kernel.lock import store_lock
+from memdir.kernel.recordfile import Parsed
+from memdir.records import codec
+
+RECORDS_DIR = "records"
+
+
+@dataclass(frozen=True, slots=True)
+class ScanReport:
+    """What one scan changed in the index."""
+
+    indexed: int  # files read and indexed (new or changed)
+    removed: int  # files gone from disk, dropped from the index
+    quarantined: int  # files that could not be read
+    turns: int = 0  # journal turns indexed
+
+    def to_json(self) -> dict[str, int]:
+        """Return the counts as a JSON object."""
+        return {
+            "indexed": self.indexed,
+            "removed": self.removed,
+            "quarantined": self.quarantined,
+            "turns": self.turns,
+        }
+
+
+def record_files(store: Path) -> dict[str, Path]:
+    """Return every record file under ``records/``: store-relative path → absolute path.
+
+    Dot-prefixed files and folders (temporary files, editor swap files) are never records.
+    Symlinks are not followed out of the store.
+    """
+    root = store / RECORDS_DIR
+    found: dict[str, Path] = {}
+    if not root.is_dir():
+        return found
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for name in files:
+            if name.startswith(".") or not name.endswith(".md"):
+                continue
+            path = Path(folder) / name
+            if path.is_symlink() and not path.resolve().is_relative_to(store.resolve()):
+                continue
+            found[path.relative_to(store).as_posix()] = path
+    return found
+
+
+def tolerant_reader(scope: str) -> Reader:
+    """Return a :data:`memdir.kernel.lifecycle.Reader` that uses the tolerant codec."""
+
+    def read(path: Path, rel: str) -> Parsed:
+        return codec.read_file(path, rel, scope)
+
+    return read
+
+
+def _problems(parsed: Parsed) -> list[dict[str, str]]:
+    return [{"level": p.level, "code": p.code, "message": p.message} for p in parsed.warnings]
+
+
+def scan_records(handle: Handle) -> ScanReport:
+    """Bring the index up to date with ``records/`` by a stat scan; return what changed."""
+    store, index = handle.store, handle.index
+    on_disk = record_files(store)
+    known = index.file_stats()
+    stale: list[tuple[str, Path, FileStat]] = []
+    for rel, path in on_disk.items():
+        try:
+            stat = FileStat.of(path)
+        except OSError:
+            continue
+        if rel not in known or known[rel][0] != stat:
+            stale.append((rel, path, stat))
+    gone = [rel for rel in known if rel not in on_disk]
+    if not stale and not gone:
+        return ScanReport(0, 0, 0)
+    quarantined = 0
+    with index.write():
+        for rel in gone:
+            index.forget_path(rel)
+        for rel, path, stat in sorted(stale):
+            try:
+                parsed = codec.read_file(path, rel, handle.manifest.scope)
+            except (RecordParseError, OSError) as exc:
+                index.quarantine(rel, stat, [{"level": "error", "code": "unreadable", "message": str(exc)}])
+                quarantined += 1
+                continue
+            index.upsert_record(parsed.record, rel, stat, _problems(parsed))
+    return ScanReport(len(stale) - quarantined, len(gone), quarantined)
+
+
+def _remove_index_files(store: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        with contextlib.suppress(FileNotFoundError):
+            (store / (INDEX_NAME + suffix)).unlink()
+
+
+def open_index(store: Path, *, rebuild_broken: bool = True) -> Index:
+    """Open the store's index; a corrupt one is replaced by a fresh one (it is derived data).
+
+    Raises:
+        IndexFormatError: the index is from a newer memdir (only ``reindex`` replaces it).
+        IndexCorruptError: it is corrupt and ``rebuild_broken`` is False.
+    """
+    try:
+        return Index(store)
+    except IndexCorruptError:
+        if not rebuild_broken:
+            raise
+        with store_lock(store, "reindex"):
+            _remove_index_files(store)
+        sys.stderr.write(f"memdir: {store / INDEX_NAME} was unreadable; rebuilding it\n")
+        return Index(store)
+
+
+def open_handle(store: Path, *, scan: bool = True) -> Handle:
+    """Open ``store`` for lifecycle operations, with its index brought up to date.
+
+    Raises:
+        ManifestError: ``memdir.toml`` is missing or invalid.
+        IndexFormatError: the store or index is from a newer memdir.
+    """
+    settings = manifest.load(store)
+    index = open_index(store)
+    handle = Handle(store, index, settings, read=tolerant_reader(settings.scope))
+    if scan:
+        scan_records(handle)
+    return handle
+
+
+def reindex(store: Path) -> ScanReport:
+    """Rebuild the index from ``records/`` and ``journal/`` alone; return what it holds now.
+
+    Raises:
+        ManifestError: ``memdir.toml`` is missing or invalid.
+        LockTimeoutError: another writer held the store.
+    """
+    settings = manifest.load(store)
+    with store_lock(store, "reindex"):
+        try:
+            index = Index(store)
+        except (IndexCorruptError, IndexFormatError):
+            _remove_index_files(store)
+            index = Index(store)
+        try:
+            with index.write() as conn:
+                for table in ("records_fts", "records", "links", "files", "turns_fts", "turns", "journal_files"):
+                    conn.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
+                conn.execute("UPDATE fts_stats SET docs = 0, tokens = 0")
+            handle = Handle(store, index, settings, read=tolerant_reader(settings.scope))
+            report = scan_records(handle)
+            turns = journal.sync_journal(index, store)
+        finally:
+            index.close()
+    return ScanReport(report.indexed, report.removed, report.quarantined, turns)

@@ -14,11 +14,11 @@ def main(argv: list[str] | None = None) -> None:
     """Run ``memdir`` with ``argv`` (default: ``sys.argv[1:]``)."""
     args = sys.argv[1:] if argv is None else argv
     if args == ["--version"]:
-        from memdir import __version__  # noqa: PLC0415
+        from memdir import __version__
 
         sys.stdout.write(f"memdir, version {__version__}\n")
         raise SystemExit(0)
-    from memdir.cli.app import cli  # noqa: PLC0415
+    from memdir.cli.app import cli
 
     cli.main(args=args, prog_name="memdir")
 

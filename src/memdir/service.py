@@ -22,7 +22,8 @@ from memdir.kernel.ids import check_id
 from memdir.kernel.index import doc_record
 from memdir.kernel.lifecycle import Handle, Written
 from memdir.kernel.model import Record
-from memdir.kernel.recall import Hit, TurnHit, recall as recall_records, search_turns
+from memdir.kernel.recall import Hit, TurnHit, search_turns
+from memdir.kernel.recall import recall as recall_records
 from memdir.kernel.text import truncate
 from memdir.store import graph as graph_mod
 from memdir.store import history, scan, setup
@@ -93,13 +94,17 @@ def correct_match(store: Path, query: str, text: str, **options: Any) -> Written
 def reject(store: Path, record_id: str, reason: str, **options: Any) -> Written:
     """Mark a belief wrong; it is never recalled and never re-learned."""
     with opened(store) as handle:
-        return lifecycle.set_status(handle, record_id, "rejected", reason=reason, op="reject", **options)
+        return lifecycle.set_status(
+            handle, record_id, "rejected", reason=reason, op="reject", **options
+        )
 
 
 def forget(store: Path, record_id: str, reason: str, **options: Any) -> Written:
     """Retire a belief; its file and history stay."""
     with opened(store) as handle:
-        return lifecycle.set_status(handle, record_id, "forgotten", reason=reason, op="forget", **options)
+        return lifecycle.set_status(
+            handle, record_id, "forgotten", reason=reason, op="forget", **options
+        )
 
 
 def get(store: Path, record_id: str) -> Record:
@@ -115,7 +120,11 @@ def get(store: Path, record_id: str) -> Record:
 
 
 def list_records(
-    store: Path, *, kinds: Sequence[str] = (), statuses: Sequence[str] = (), limit: int | None = None
+    store: Path,
+    *,
+    kinds: Sequence[str] = (),
+    statuses: Sequence[str] = (),
+    limit: int | None = None,
 ) -> list[Record]:
     """Return records by kind and status, most recently updated first."""
     with opened(store) as handle:
@@ -180,13 +189,21 @@ def recall(
         with opened(each) as handle:
             wanted = limit or handle.manifest.recall_limit
             result = recall_records(
-                handle.index, query, limit=wanted, kinds=kinds, statuses=statuses,
-                decay=handle.manifest.decay, min_score=handle.manifest.min_score, explain=explain,
+                handle.index,
+                query,
+                limit=wanted,
+                kinds=kinds,
+                statuses=statuses,
+                decay=handle.manifest.decay,
+                min_score=handle.manifest.min_score,
+                explain=explain,
             )
             terms = result.terms
             hits.extend(result.hits)
     hits.sort(key=lambda h: -h.score)
-    return RecallResult(query, terms, hits[: wanted or 10], (time.perf_counter() - started) * 1000, explain)
+    return RecallResult(
+        query, terms, hits[: wanted or 10], (time.perf_counter() - started) * 1000, explain
+    )
 
 
 # --- journal ---------------------------------------------------------------------------------
@@ -219,7 +236,7 @@ def journal_append(
     Raises:
         UsageError: bad ``who``, empty text, or ``at`` not an ISO-8601 time / in the future.
     """
-    from memdir.kernel.clock import parse_instant  # noqa: PLC0415
+    from memdir.kernel.clock import parse_instant
 
     paths.state_dir(store)
     instant = parse_instant(at) if at else None
@@ -266,7 +283,12 @@ def catalogue(store: Path) -> list[Record]:
     """Return every active record, by kind then importance: the compact index for injection."""
     with opened(store) as handle:
         docs = handle.index.list_docs(statuses=("active",))
-    order = {kind: n for n, kind in enumerate(("rule", "preference", "decision", "fact", "procedure", "entity", "episode", "bug"))}
+    order = {
+        kind: n
+        for n, kind in enumerate(
+            ("rule", "preference", "decision", "fact", "procedure", "entity", "episode", "bug")
+        )
+    }
     docs.sort(key=lambda d: (order.get(d["kind"], 99), -d["importance"], d["id"]))
     return [doc_record(doc) for doc in docs]
 
@@ -283,14 +305,14 @@ def check_record_id(record_id: str) -> str:
 
 def health(store: Path) -> Any:
     """Examine the store, make the safe repairs, and return the report (``.ok``, findings)."""
-    from memdir.store.health import check  # noqa: PLC0415
+    from memdir.store.health import check
 
     return check(store)
 
 
 def purge(store: Path, record_id: str, *, yes: bool) -> Any:
     """Erase a record's text from the working tree, index, logs and history."""
-    from memdir.store.purge import purge as purge_record  # noqa: PLC0415
+    from memdir.store.purge import purge as purge_record
 
     with opened(store) as handle:
         return purge_record(handle, record_id, yes=yes)

@@ -124,10 +124,15 @@ def _conversation(number: int, sample: dict[str, Any], fixes: dict[str, list[str
     for n in sessions:
         start = _session_time(talk[f"session_{n}_date_time"])
         for i, turn in enumerate(talk[f"session_{n}"]):
-            turns.append({
-                "dia_id": turn["dia_id"], "speaker": turn["speaker"], "text": turn_text(turn),
-                "at": start + timedelta(seconds=i), "session": f"{sample['sample_id']}:{n}",
-            })
+            turns.append(
+                {
+                    "dia_id": turn["dia_id"],
+                    "speaker": turn["speaker"],
+                    "text": turn_text(turn),
+                    "at": start + timedelta(seconds=i),
+                    "session": f"{sample['sample_id']}:{n}",
+                }
+            )
     conversation = Conversation(sample["sample_id"], turns)
     known = {t["dia_id"] for t in turns}
     for index, qa in enumerate(sample["qa"]):
@@ -204,7 +209,9 @@ class Scores:
     latencies_ms: list[float] = field(default_factory=list)
     by_category: dict[int, Scores] = field(default_factory=dict)
 
-    def add(self, question: Question, ranked: list[str], took_ms: float, nested: bool = True) -> None:
+    def add(
+        self, question: Question, ranked: list[str], took_ms: float, nested: bool = True
+    ) -> None:
         """Score one answer."""
         for k in self.ks:
             found = len(question.evidence & set(ranked[:k]))
@@ -222,10 +229,14 @@ class Scores:
         """Return percentages (recall), MRR and latency figures."""
         out: dict[str, Any] = {}
         for k in self.ks:
-            out[f"recall@{k}"] = round(100 * statistics.fmean(self.recall[k]), 1) if self.recall[k] else 0.0
+            out[f"recall@{k}"] = (
+                round(100 * statistics.fmean(self.recall[k]), 1) if self.recall[k] else 0.0
+            )
         first = self.ks[0]
         out[f"recall_all@{first}"] = (
-            round(100 * statistics.fmean(self.recall_all[first]), 1) if self.recall_all[first] else 0.0
+            round(100 * statistics.fmean(self.recall_all[first]), 1)
+            if self.recall_all[first]
+            else 0.0
         )
         out["mrr"] = round(statistics.fmean(self.rr), 3) if self.rr else 0.0
         lat = sorted(self.latencies_ms)
@@ -235,7 +246,9 @@ class Scores:
         return out
 
 
-def run(path: Path, *, ks: tuple[int, ...] = DEFAULT_KS, audit: Path | None = None) -> dict[str, Any]:
+def run(
+    path: Path, *, ks: tuple[int, ...] = DEFAULT_KS, audit: Path | None = None
+) -> dict[str, Any]:
     """Run the benchmark and return the ``--json`` document (recall figures in percent).
 
     Raises:
@@ -274,7 +287,8 @@ def run(path: Path, *, ks: tuple[int, ...] = DEFAULT_KS, audit: Path | None = No
         "reference_fts5": {
             **reference.summary(),
             "per_category": {
-                CATEGORIES.get(c, str(c)): s.summary() for c, s in sorted(reference.by_category.items())
+                CATEGORIES.get(c, str(c)): s.summary()
+                for c, s in sorted(reference.by_category.items())
             },
         },
         "dragon": dict(DRAGON),

@@ -29,16 +29,21 @@ class MemdirGroup(click.Group):
             fail(err, as_json=ctx.meta.get(JSON_FLAG, False))
             ctx.exit(err.exit_code)
         except OSError as err:
-            wrapped = _IOError(f"{err.strerror or err}" + (f": {err.filename}" if err.filename else ""))
+            wrapped = _IOError(
+                f"{err.strerror or err}" + (f": {err.filename}" if err.filename else "")
+            )
             fail(wrapped, as_json=ctx.meta.get(JSON_FLAG, False))
             ctx.exit(1)
         except sqlite3.OperationalError as err:
-            fail(_IOError(f"index busy or unavailable: {err}"), as_json=ctx.meta.get(JSON_FLAG, False))
+            fail(
+                _IOError(f"index busy or unavailable: {err}"),
+                as_json=ctx.meta.get(JSON_FLAG, False),
+            )
             ctx.exit(1)
         except click.ClickException as err:
             if not ctx.meta.get(JSON_FLAG, False):
                 raise
-            from memdir.cli.output import emit_json  # noqa: PLC0415
+            from memdir.cli.output import emit_json
 
             emit_json({"error": {"code": "usage", "message": err.format_message()}})
             ctx.exit(err.exit_code)
@@ -55,9 +60,9 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from memdir.cli.commands import bench, history, journal, records, store  # noqa: PLC0415
+    from memdir.cli.commands import bench, demo, history, journal, records, store
 
-    for module in (store, records, history, journal, bench):
+    for module in (store, records, history, journal, bench, demo):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -50,6 +50,7 @@ def write_atomic(path: Path, data: bytes, *, mode: int | None = None) -> None:
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = temp_path_for(path)
+    existing_mode: int | None
     try:
         existing_mode = path.stat().st_mode & 0o7777
     except OSError:

@@ -40,5 +40,5 @@ def detect_agent(env: Mapping[str, str] | None = None) -> str | None:
 
 
 def cli_origin(env: Mapping[str, str] | None = None) -> str:
-    """Return the origin of a record written by the CLI: ``agent`` inside an agent, else ``owner``."""
+    """Return the origin of a CLI write: ``agent`` inside an agent's session, else ``owner``."""
     return "agent" if detect_agent(env) else "owner"

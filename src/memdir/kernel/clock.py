@@ -24,7 +24,7 @@ FUTURE_TOLERANCE = timedelta(days=1)
 
 def freeze(at: datetime | None) -> None:
     """Make :func:`utc_now` return ``at`` (aware) until called again with ``None``."""
-    global _frozen  # noqa: PLW0603 - a test seam, the one piece of module state
+    global _frozen
     _frozen = at.astimezone(UTC) if at is not None else None
 
 

@@ -5,13 +5,13 @@ into exit codes and messages, in one place. Exit codes are DESIGN §9's::
 
     MemdirError                 exit 1   code "error"
     ├── UsageError              exit 2   code "usage"         bad arguments or input shape
-    ├── RefusedError            exit 3   code "refused"       policy: provenance, secret, rejected belief
+    ├── RefusedError            exit 3   code "refused"       policy refusals
     │   ├── SecretError                  code "secret"
     │   ├── ProvenanceError              code "provenance"
     │   ├── RejectedBeliefError          code "rejected_belief"
     │   └── TransitionError              code "invalid_transition"
     ├── NotFoundError           exit 4   code "not_found"
-    │   └── StoreNotFoundError  exit 1   code "no_store"      (a missing store is an error, not a lookup)
+    │   └── StoreNotFoundError  exit 1   code "no_store"      (an error, not a lookup)
     ├── RecordParseError                 code "parse_error"
     ├── LockTimeoutError                 code "lock_timeout"
     ├── GitError                         code "git_error"

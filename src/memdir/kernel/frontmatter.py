@@ -1,4 +1,4 @@
-"""Record files as text: split off the front matter, segment it by key, write it canonically.
+r"""Record files as text: split off the front matter, segment it by key, write it canonically.
 
 **Canonical form.** memdir writes every record as::
 
@@ -38,7 +38,7 @@ from typing import Any
 from memdir.kernel.errors import UsageError
 
 FENCE = "---"
-_KEY_LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_.-]*)[ \t]*:(?:[ \t]|$)(.*)$")
+_KEY_LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_.-]*)[ \t]*:(?=[ \t]|$)(.*)$")
 _CONTINUATION = re.compile(r"^(?:[ \t]+\S|-(?:[ \t]|$)|#)")
 _YAML_ESCAPES = {
     ch: f"\\u{ord(ch):04x}"

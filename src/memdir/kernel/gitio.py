@@ -75,9 +75,10 @@ def run_git(
     except OSError as exc:
         raise GitError(f"cannot run git: {exc}") from exc
     if check and done.returncode != 0:
-        message = done.stderr.decode("utf-8", "replace").strip() or done.stdout.decode(
-            "utf-8", "replace"
-        ).strip()
+        message = (
+            done.stderr.decode("utf-8", "replace").strip()
+            or done.stdout.decode("utf-8", "replace").strip()
+        )
         raise GitError(f"git {args[0]} failed: {message}")
     return done
 
@@ -158,7 +159,7 @@ def log(store: Path, paths: list[str] | None = None, limit: int = 20) -> list[Co
     for chunk in out.split(_RECORD):
         fields = chunk.strip("\n").split(_FIELD)
         if len(fields) == 5:
-            commits.append(Commit(*fields[:4], fields[4].strip()))
+            commits.append(Commit(fields[0], fields[1], fields[2], fields[3], fields[4].strip()))
     return commits
 
 

@@ -52,7 +52,9 @@ def mint_id(kind: str) -> str:
     try:
         prefix = KIND_PREFIX[kind]
     except KeyError:
-        raise UsageError(f"unknown kind {kind!r}; expected one of {', '.join(KIND_PREFIX)}") from None
+        raise UsageError(
+            f"unknown kind {kind!r}; expected one of {', '.join(KIND_PREFIX)}"
+        ) from None
     millis = int(utc_now().timestamp() * 1000)
     return f"{prefix}-{_encode(millis, 10)}{_encode(secrets.randbits(20), 4)}"
 

@@ -48,7 +48,7 @@ def _run_script(conn: sqlite3.Connection, script: str) -> None:
 def _m001_initial(conn: sqlite3.Connection) -> None:
     _run_script(
         conn,
-        f"""
+        """
         CREATE TABLE meta (
             key   TEXT PRIMARY KEY,                -- setting name
             value TEXT NOT NULL                    -- its value, as text
@@ -74,7 +74,7 @@ def _m001_initial(conn: sqlite3.Connection) -> None:
             aliases,                               -- index terms of its aliases
             tags,                                  -- index terms of its tags
             body,                                  -- index terms of the longer prose
-            tokenize = '{FTS_TOKENIZER}'
+            tokenize = '{tokenizer}'
         );
         CREATE VIRTUAL TABLE records_terms USING fts5vocab(records_fts, 'row');
         CREATE TABLE fts_stats (
@@ -97,7 +97,7 @@ def _m001_initial(conn: sqlite3.Connection) -> None:
             ino       INTEGER NOT NULL,
             record_id TEXT,                        -- the record it holds; NULL if quarantined
             state     TEXT NOT NULL,               -- "ok" or "quarantined"
-            problems  TEXT NOT NULL DEFAULT '[]'   -- JSON list of {{level, code, message}}
+            problems  TEXT NOT NULL DEFAULT '[]'   -- JSON list of {level, code, message}
         );
         CREATE TABLE journal_files (
             name     TEXT PRIMARY KEY,             -- journal/<name>, e.g. 2026-11-30.jsonl
@@ -120,9 +120,9 @@ def _m001_initial(conn: sqlite3.Connection) -> None:
         CREATE VIRTUAL TABLE turns_fts USING fts5(
             text,                                  -- index terms of the speaker and the turn
             context,                               -- index terms of the neighbouring turns
-            tokenize = '{FTS_TOKENIZER}'
+            tokenize = '{tokenizer}'
         );
-        """
+        """.replace("{tokenizer}", FTS_TOKENIZER),
     )
 
 
@@ -185,7 +185,9 @@ class Index:
         self.path = path or store / INDEX_NAME
         try:
             self.conn = sqlite3.connect(
-                self.path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None,
+                self.path,
+                timeout=BUSY_TIMEOUT_SECONDS,
+                isolation_level=None,
                 check_same_thread=False,
             )
             self.conn.execute("PRAGMA journal_mode=WAL")
@@ -238,7 +240,9 @@ class Index:
 
     # --- records ---------------------------------------------------------------------------
 
-    def upsert_record(self, record: Record, path: str, stat: FileStat, problems: list[dict[str, str]]) -> None:
+    def upsert_record(
+        self, record: Record, path: str, stat: FileStat, problems: list[dict[str, str]]
+    ) -> None:
         """Index ``record`` read from ``path`` (call inside :meth:`write`).
 
         A different file already holding the same id wins (first come); this file is then
@@ -248,13 +252,23 @@ class Index:
         holder = conn.execute("SELECT path FROM records WHERE id = ?", (record.id,)).fetchone()
         if holder is not None and holder[0] != path:
             self.quarantine(
-                path, stat, [*problems, {"level": "error", "code": "duplicate_id",
-                                         "message": f"id {record.id} is also used by {holder[0]}"}]
+                path,
+                stat,
+                [
+                    *problems,
+                    {
+                        "level": "error",
+                        "code": "duplicate_id",
+                        "message": f"id {record.id} is also used by {holder[0]}",
+                    },
+                ],
             )
             return
         self._remove_path(path)
         columns = (
-            index_text(record.text), index_text(*record.aliases), index_text(*record.tags),
+            index_text(record.text),
+            index_text(*record.aliases),
+            index_text(*record.tags),
             index_text(record.body),
         )
         tokens = sum(len(column.split()) for column in columns)
@@ -262,9 +276,18 @@ class Index:
             "INSERT INTO records (id, kind, status, origin, scope, importance, created_at,"
             " updated_at, text, tokens, path, doc) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
             (
-                record.id, record.kind, record.status, record.origin, record.scope,
-                record.importance, record.created_at, record.updated_at or record.created_at,
-                record.text, tokens, path, json.dumps(record_doc(record), ensure_ascii=False),
+                record.id,
+                record.kind,
+                record.status,
+                record.origin,
+                record.scope,
+                record.importance,
+                record.created_at,
+                record.updated_at or record.created_at,
+                record.text,
+                tokens,
+                path,
+                json.dumps(record_doc(record), ensure_ascii=False),
             ),
         )
         conn.execute(
@@ -288,7 +311,7 @@ class Index:
         )
 
     def quarantine(self, path: str, stat: FileStat, problems: list[dict[str, str]]) -> None:
-        """Mark ``path`` as unreadable: out of recall, listed by ``health`` (inside :meth:`write`)."""
+        """Mark ``path`` unreadable: out of recall, listed by ``health`` (inside :meth:`write`)."""
         self._remove_path(path)
         self.conn.execute(
             "INSERT OR REPLACE INTO files (path, mtime_ns, size, ino, record_id, state, problems)"

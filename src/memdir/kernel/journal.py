@@ -49,8 +49,11 @@ class TurnRef:
     def to_json(self) -> dict[str, Any]:
         """Return the reference as a JSON object."""
         return {
-            "file": self.file, "offset": self.offset, "length": self.length,
-            "at": self.at, "text": self.text,
+            "file": self.file,
+            "offset": self.offset,
+            "length": self.length,
+            "at": self.at,
+            "text": self.text,
         }
 
 

@@ -116,14 +116,16 @@ def clean_list(name: str, values: Iterable[str]) -> tuple[str, ...]:
     Raises:
         UsageError: an item is not text, or there are more than :data:`MAX_LIST_ITEMS`.
     """
-    import json  # noqa: PLC0415 - only for the rare JSON-array argument
+    import json
 
     items: list[Any] = list(values)
     if len(items) == 1 and isinstance(items[0], str) and items[0].strip().startswith("["):
         try:
             decoded = json.loads(items[0])
         except ValueError as exc:
-            raise UsageError(f"{name}: {items[0]!r} looks like a JSON array but is not one") from exc
+            raise UsageError(
+                f"{name}: {items[0]!r} looks like a JSON array but is not one"
+            ) from exc
         if not isinstance(decoded, list):
             raise UsageError(f"{name} must be a list of strings")
         items = decoded
@@ -185,7 +187,9 @@ def load(handle: Handle, record_id: str) -> tuple[Record, str]:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError as exc:
-        raise NotFoundError(f"record {record_id} was deleted from disk; run `memdir reindex`") from exc
+        raise NotFoundError(
+            f"record {record_id} was deleted from disk; run `memdir reindex`"
+        ) from exc
     except UnicodeDecodeError as exc:
         raise RecordParseError(f"{rel} is not UTF-8 text") from exc
     parsed = read_canonical(text, Path(rel), handle.manifest.scope)
@@ -206,17 +210,17 @@ def find_similar(
     rows: list[tuple[str]] = []
     if terms:
         rows = index.conn.execute(
-            "SELECT r.doc FROM records_fts JOIN records r ON r.rowid = records_fts.rowid"
+            "SELECT r.doc FROM records_fts JOIN records r ON r.rowid = records_fts.rowid"  # noqa: S608
             f" WHERE records_fts MATCH ? AND r.status IN ({marks})"
             " ORDER BY bm25(records_fts, 4, 3, 2, 1) LIMIT ?",
             (fts_match(terms), *statuses, SIMILAR_POOL),
         ).fetchall()
     else:  # no words at all (emoji, symbols): compare against exact texts
         rows = index.conn.execute(
-            f"SELECT doc FROM records WHERE status IN ({marks}) AND text = ?",
+            f"SELECT doc FROM records WHERE status IN ({marks}) AND text = ?",  # noqa: S608
             (*statuses, text),
         ).fetchall()
-    import json  # noqa: PLC0415
+    import json
 
     found = []
     key = normalized_text(text)
@@ -315,8 +319,16 @@ def remember(
         for _, doc in similar:
             if doc["kind"] == kind:
                 return _confirm(
-                    handle, doc["id"], origin, channel, alias_list, tag_list, link_list,
-                    importance, body, status,
+                    handle,
+                    doc["id"],
+                    origin,
+                    channel,
+                    alias_list,
+                    tag_list,
+                    link_list,
+                    importance,
+                    body,
+                    status,
                 )
         now = now_iso()
         record = Record(
@@ -336,7 +348,10 @@ def remember(
             scope=handle.manifest.scope,
             body=body,
         )
-        while handle.index.get_path(record.id) is not None or (handle.store / relative_path(record)).exists():
+        while (
+            handle.index.get_path(record.id) is not None
+            or (handle.store / relative_path(record)).exists()
+        ):
             record = dataclasses.replace(record, id=mint_id(kind))  # 20 random bits collided
         txn.apply(
             handle.store,
@@ -368,7 +383,9 @@ def _confirm(
         links=old.links + tuple(x for x in links if x not in old.links and x != old.id),
         importance=max(old.importance, importance or 0),
         body=old.body if old.body.strip() or not body else body,
-        origin=origin if ORIGIN_RANK.get(origin, 0) > ORIGIN_RANK.get(old.origin, 0) else old.origin,
+        origin=origin
+        if ORIGIN_RANK.get(origin, 0) > ORIGIN_RANK.get(old.origin, 0)
+        else old.origin,
         status="active" if promote else old.status,
         reason=f"confirmed by {origin}" if promote else old.reason,
         updated_at=now_iso(),
@@ -417,7 +434,9 @@ def correct(
             raise TransitionError(f"cannot correct {old.id}: it is {old.status}{hint}")
         if normalized_text(text) == normalized_text(old.text):
             raise UsageError(f"the new text is the same as {old.id}'s")
-        for _, doc in find_similar(handle.index, text, handle.manifest.near_duplicate, ("rejected",)):
+        for _, doc in find_similar(
+            handle.index, text, handle.manifest.near_duplicate, ("rejected",)
+        ):
             raise RejectedBeliefError(f"refused: the correction repeats rejected {doc['id']}")
         now = now_iso()
         new = Record(
@@ -448,8 +467,9 @@ def correct(
             [txn.Change(relative_path(new), new), txn.Change(rel, retired)],
             _message("correct", f"{old.id} -> {new.id}", reason, origin=origin, channel=channel),
         )
-        return Written(new, created=True, changed=True, previous=retired,
-                       note=f"{new.id} supersedes {old.id}")
+        return Written(
+            new, created=True, changed=True, previous=retired, note=f"{new.id} supersedes {old.id}"
+        )
 
 
 def set_status(

@@ -89,7 +89,9 @@ def store_lock(
     with _GUARD:
         local = _LOCAL.setdefault(key, _Reentrant())
     if not local.rlock.acquire(timeout=timeout_seconds):
-        raise LockTimeoutError(f"the store lock is held by another thread for {timeout_seconds:g} s")
+        raise LockTimeoutError(
+            f"the store lock is held by another thread for {timeout_seconds:g} s"
+        )
     try:
         if local.depth:
             local.depth += 1  # this thread already holds the file lock: nest without re-locking

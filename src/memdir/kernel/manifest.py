@@ -98,7 +98,7 @@ def load(store: Path) -> Manifest:
     policy = _get(data, "policy", dict, {}, where)
     scope = _get(data, "scope", str, "project", where)
     if scope not in ("project", "user"):
-        raise ManifestError(f"{where}: scope must be \"project\" or \"user\", not {scope!r}")
+        raise ManifestError(f'{where}: scope must be "project" or "user", not {scope!r}')
     return Manifest(
         format=fmt,
         scope=scope,
@@ -107,6 +107,8 @@ def load(store: Path) -> Manifest:
         min_score=float(_get(recall, "min_score", (int, float), 0.0, where + " [recall]")),
         digest_tokens=_get(budgets, "digest_tokens", int, 400, where + " [budgets]"),
         prompt_tokens=_get(budgets, "prompt_tokens", int, 300, where + " [budgets]"),
-        near_duplicate=float(_get(policy, "near_duplicate", (int, float), 0.7, where + " [policy]")),
+        near_duplicate=float(
+            _get(policy, "near_duplicate", (int, float), 0.7, where + " [policy]")
+        ),
         raw=data,
     )

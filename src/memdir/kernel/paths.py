@@ -29,7 +29,7 @@ MANIFEST_NAME = "memdir.toml"
 STATE_DIRNAME = "state"
 HOOK_ERROR_LOG = "hook-errors.log"
 HOOK_ERROR_LOG_MAX_BYTES = 1024 * 1024
-"""The hook error log is cut to its newest half past this size, so a broken hook cannot fill a disk."""
+"""Past this size the hook error log keeps its newest half: a broken hook cannot fill a disk."""
 
 
 def is_store(path: Path) -> bool:

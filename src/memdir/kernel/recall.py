@@ -43,7 +43,7 @@ from typing import Any
 
 from memdir.kernel.clock import age_days
 from memdir.kernel.index import Index
-from memdir.kernel.text import fts_match, is_cjk, query_terms
+from memdir.kernel.text import fts_match, is_cjk, query_terms, term_words
 
 COLUMN_WEIGHTS = (4.0, 3.0, 2.0, 1.0)
 """BM25 weights of records_fts columns: text, aliases, tags, body."""
@@ -70,7 +70,7 @@ def half_life_days(importance: int) -> float:
 
 def recency_factor(age: float) -> float:
     """Return ``0.85 + 0.15 × 0.5^(age/90)`` for an age in days."""
-    return RECENCY_FLOOR + (1.0 - RECENCY_FLOOR) * 0.5 ** (age / RECENCY_HALF_LIFE_DAYS)
+    return RECENCY_FLOOR + (1.0 - RECENCY_FLOOR) * float(0.5 ** (age / RECENCY_HALF_LIFE_DAYS))
 
 
 def importance_factor(importance: int) -> float:
@@ -195,14 +195,13 @@ def recall(
     ).fetchone()
     average = total / docs if docs else 1.0
     frequencies = _document_frequencies(index, terms) if rows else {}
+    surface = term_words(query)
     weights = {term: idf(docs, frequencies.get(term, 0)) for term in terms}
     scored: list[tuple[float, int, Hit]] = []
     for rowid, doc_json, importance, updated_at, length, *columns in rows:
         counts = _term_counts(tuple(columns), terms)
         norm = BM25_K1 * (1 - BM25_B + BM25_B * length / max(average, 1e-9))
-        relevance = sum(
-            weights[t] * f * (BM25_K1 + 1) / (f + norm) for t, f in counts.items()
-        )
+        relevance = sum(weights[t] * f * (BM25_K1 + 1) / (f + norm) for t, f in counts.items())
         age = age_days(updated_at)
         factors = {
             "relevance": round(relevance, 6),
@@ -217,7 +216,7 @@ def recall(
             score *= 0.5 ** (age / half_life_days(importance))
         if score < min_score:
             continue
-        matched = tuple(t for t in terms if t in counts)
+        matched = tuple(surface.get(t, t) for t in terms if t in counts)
         scored.append((score, rowid, Hit(json.loads(doc_json), score, factors, matched)))
     scored.sort(key=lambda item: (-item[0], item[1]))
     hits = [hit for _, _, hit in scored[:limit]]

@@ -31,7 +31,8 @@ from memdir.kernel.model import (
     Record,
 )
 
-_NULLS = {"", "null", "~", "none", "None", "NULL"}
+_NULLS = {""}
+"""Strings that mean "no value". YAML's bare ``null``/``~`` already arrive as ``None``."""
 _LIST_KEYS = ("aliases", "tags", "links")
 _OPTIONAL_TEXT_KEYS = ("supersedes", "superseded_by", "reason")
 _TEXT_KEYS = ("created_at", "updated_at", "observed_at")
@@ -89,7 +90,9 @@ def _as_int(value: Any, warnings: list[Problem]) -> int:
         )
         return DEFAULT_IMPORTANCE
     if not 1 <= number <= 10:
-        warnings.append(Problem("warning", "bad_importance", f"importance {number} clamped to 1..10"))
+        warnings.append(
+            Problem("warning", "bad_importance", f"importance {number} clamped to 1..10")
+        )
         return min(max(number, 1), 10)
     return number
 
@@ -169,7 +172,9 @@ def build_record(
     kind = _required_choice("kind", values.get("kind"), KINDS, folder if folder in KINDS else None)
     status = _required_choice("status", values.get("status"), STATUSES, "active")
     origin_value = values.get("origin")
-    origin = _required_choice("origin", origin_value, (*ACCEPTED_ORIGINS, "untrusted", "system"), "import")
+    origin = _required_choice(
+        "origin", origin_value, (*ACCEPTED_ORIGINS, "untrusted", "system"), "import"
+    )
     if origin not in ACCEPTED_ORIGINS:
         raise RecordParseError(f"origin {origin!r} is refused by policy")
     text = values.get("text")
@@ -236,11 +241,14 @@ def dump(record: Record) -> str:
     return "\n".join(lines) + "\n" + body
 
 
-def read_canonical(text: str, path: PurePath | None, default_scope: str = "project") -> Parsed | None:
-    """Read a record file whose known keys are all canonical JSON lines; else return ``None``.
+def read_canonical(
+    text: str, path: PurePath | None, default_scope: str = "project"
+) -> Parsed | None:
+    """Read a record file exactly as :func:`dump` writes it; else return ``None``.
 
-    Unknown keys are kept raw. Duplicate keys, a BOM, CRLF or a missing fence make the file
-    non-canonical for this reader (``None``), and the tolerant codec takes over.
+    Unknown keys are kept raw. Anything else (duplicate keys, a BOM, CRLF, a missing fence,
+    YAML that is not one JSON value per line, a repair of any kind) returns ``None``, and the
+    tolerant codec takes over.
 
     Raises:
         RecordParseError: the values are canonical but cannot make a record.
@@ -264,7 +272,13 @@ def read_canonical(text: str, path: PurePath | None, default_scope: str = "proje
             extra.append((key, raw))
     warnings: list[Problem] = []
     record = build_record(
-        values, body=parts.body, path=path, extra=tuple(extra), default_scope=default_scope,
+        values,
+        body=parts.body,
+        path=path,
+        extra=tuple(extra),
+        default_scope=default_scope,
         warnings=warnings,
     )
-    return Parsed(record, tuple(warnings), canonical=dump(record) == text)
+    if warnings or dump(record) != text:
+        return None  # anything short of memdir's own bytes goes to the tolerant reader
+    return Parsed(record, (), canonical=True)

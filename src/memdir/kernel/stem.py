@@ -68,7 +68,7 @@ def _ends_cvc(word: str) -> bool:
 
 
 def _replace(word: str, rules: tuple[tuple[str, str], ...], min_measure: int) -> str:
-    """Apply the first rule whose suffix ends ``word``, if its stem's measure exceeds the minimum."""
+    """Apply the first rule whose suffix ends ``word`` if its stem's measure exceeds the minimum."""
     for suffix, replacement in rules:
         if word.endswith(suffix):
             stem = word[: -len(suffix)]
@@ -76,30 +76,66 @@ def _replace(word: str, rules: tuple[tuple[str, str], ...], min_measure: int) ->
     return word
 
 
-_STEP2 = (
-    ("ational", "ate"), ("tional", "tion"), ("enci", "ence"), ("anci", "ance"), ("izer", "ize"),
-    ("bli", "ble"), ("alli", "al"), ("entli", "ent"), ("eli", "e"), ("ousli", "ous"),
-    ("ization", "ize"), ("ation", "ate"), ("ator", "ate"), ("alism", "al"), ("iveness", "ive"),
-    ("fulness", "ful"), ("ousness", "ous"), ("aliti", "al"), ("iviti", "ive"), ("biliti", "ble"),
+_STEP2: tuple[tuple[str, str], ...] = (
+    ("ational", "ate"),
+    ("tional", "tion"),
+    ("enci", "ence"),
+    ("anci", "ance"),
+    ("izer", "ize"),
+    ("bli", "ble"),
+    ("alli", "al"),
+    ("entli", "ent"),
+    ("eli", "e"),
+    ("ousli", "ous"),
+    ("ization", "ize"),
+    ("ation", "ate"),
+    ("ator", "ate"),
+    ("alism", "al"),
+    ("iveness", "ive"),
+    ("fulness", "ful"),
+    ("ousness", "ous"),
+    ("aliti", "al"),
+    ("iviti", "ive"),
+    ("biliti", "ble"),
     ("logi", "log"),
 )
 _STEP2 = tuple(sorted(_STEP2, key=lambda rule: -len(rule[0])))
-_STEP3 = (
-    ("icate", "ic"), ("ative", ""), ("alize", "al"), ("iciti", "ic"), ("ical", "ic"),
-    ("ful", ""), ("ness", ""),
+_STEP3: tuple[tuple[str, str], ...] = (
+    ("icate", "ic"),
+    ("ative", ""),
+    ("alize", "al"),
+    ("iciti", "ic"),
+    ("ical", "ic"),
+    ("ful", ""),
+    ("ness", ""),
 )
 _STEP3 = tuple(sorted(_STEP3, key=lambda rule: -len(rule[0])))
-_STEP4 = (
-    "al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment", "ent", "ion", "ou",
-    "ism", "ate", "iti", "ous", "ive", "ize",
+_STEP4: tuple[str, ...] = (
+    "al",
+    "ance",
+    "ence",
+    "er",
+    "ic",
+    "able",
+    "ible",
+    "ant",
+    "ement",
+    "ment",
+    "ent",
+    "ion",
+    "ou",
+    "ism",
+    "ate",
+    "iti",
+    "ous",
+    "ive",
+    "ize",
 )
 _STEP4 = tuple(sorted(_STEP4, key=len, reverse=True))
 
 
 def _step1ab(word: str) -> str:
-    if word.endswith("sses"):
-        word = word[:-2]
-    elif word.endswith("ies"):
+    if word.endswith(("sses", "ies")):
         word = word[:-2]
     elif word.endswith("ss"):
         pass

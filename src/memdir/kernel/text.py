@@ -2,8 +2,9 @@
 
 **Terms.** Text is NFKC-normalised and case-folded, then split into words of letters and
 digits; Latin words lose their diacritics (``café`` → ``cafe``) and are Porter-stemmed
-(:mod:`memdir.kernel.stem`). Runs of Chinese, Japanese and Korean characters, which carry no spaces between words,
-become overlapping 2-character terms (bigrams) plus the run's last character, so a
+(:mod:`memdir.kernel.stem`). Runs of Chinese, Japanese and Korean characters, which carry no
+spaces between words, become overlapping 2-character terms (bigrams) plus the run's last
+character, so a
 2-character query word matches inside a longer run, and a longer query word matches through
 its bigrams (DESIGN §5: ``unicode61`` alone cannot segment CJK; a trigram index cannot match
 two characters). The FTS index stores the space-joined terms; queries go through the same
@@ -26,6 +27,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from functools import lru_cache
+from itertools import pairwise
 
 from memdir.kernel.stem import stem
 
@@ -49,19 +51,19 @@ MAX_QUERY_TERMS = 64
 STOP_WORDS = frozenset(
     """
     a about above after again against all am an and any are aren't as at be because been
-    before being below between both but by can cannot could couldn't did didn't do does doesn't
-    doing don't down during each few for from further had hadn't has hasn't have haven't having
-    he he'd he'll he's her here here's hers herself him himself his how how's i i'd i'll i'm
-    i've if in into is isn't it it's its itself just let's me more most mustn't my myself no
-    nor not of off on once only or other ought our ours ourselves out over own same shan't she
-    she'd she'll she's should shouldn't so some such than that that's the their theirs them
-    themselves then there there's these they they'd they'll they're they've this those through
-    to too under until up very was wasn't we we'd we'll we're we've were weren't what what's
-    when when's where where's which while who who's whom why why's will with won't would
-    wouldn't you you'd you'll you're you've your yours yourself yourselves also s t d ll m re ve
-    don doesn didn isn aren wasn weren hasn haven hadn won wouldn shouldn couldn mustn shan
-    needn
-    """.split()
+    before being below between both but by can cannot could couldn't did didn't do does
+    doesn't doing don't down during each few for from further had hadn't has hasn't have
+    haven't having he he'd he'll he's her here here's hers herself him himself his how how's
+    i i'd i'll i'm i've if in into is isn't it it's its itself just let's me more most
+    mustn't my myself no nor not of off on once only or other ought our ours ourselves out
+    over own same shan't she she'd she'll she's should shouldn't so some such than that
+    that's the their theirs them themselves then there there's these they they'd they'll
+    they're they've this those through to too under until up very was wasn't we we'd we'll
+    we're we've were weren't what what's when when's where where's which while who who's
+    whom why why's will with won't would wouldn't you you'd you'll you're you've your yours
+    yourself yourselves also s t d ll m re ve doesn didn isn aren wasn weren hasn haven
+    hadn wouldn shouldn couldn mustn needn
+    """.split()  # noqa: SIM905 - a word list reads best as text
 )
 
 
@@ -100,7 +102,7 @@ def word_term(word: str) -> str:
 def terms(text: str) -> list[str]:
     """Return the index terms of ``text``: stemmed words, CJK runs as bigrams + last character.
 
-    Example: ``terms("Using 红色主题")`` is ``["use", "红色", "色主", "主题", "题"]``.
+    Example: ``terms("Running 红色主题")`` is ``["run", "红色", "色主", "主题", "题"]``.
     """
     out: list[str] = []
     for match in _TOKEN.finditer(normalize(text)):
@@ -128,15 +130,25 @@ def query_terms(query: str, *, drop_stop_words: bool = True) -> list[str]:
     kept: dict[str, None] = {}
     for match in _TOKEN.finditer(normalize(query)):
         cjk, word = match.group(1), match.group(2)
-        if cjk:
-            found = _cjk_terms(cjk)[:-1] or [cjk]
-        else:
-            found = [word_term(word)]
+        found = (_cjk_terms(cjk)[:-1] or [cjk]) if cjk else [word_term(word)]
         for term in found:
             every.setdefault(term, None)
             if not (drop_stop_words and word is not None and word in STOP_WORDS):
                 kept.setdefault(term, None)
     return list(kept or every)[:MAX_QUERY_TERMS]
+
+
+def term_words(query: str) -> dict[str, str]:
+    """Return each query term with the word it came from (for ``--explain``): stem → word."""
+    out: dict[str, str] = {}
+    for match in _TOKEN.finditer(normalize(query)):
+        cjk, word = match.group(1), match.group(2)
+        if cjk:
+            for term in _cjk_terms(cjk)[:-1] or [cjk]:
+                out.setdefault(term, term)
+        else:
+            out.setdefault(word_term(word), word)
+    return out
 
 
 def fts_match(query_terms_: Iterable[str]) -> str:
@@ -172,7 +184,7 @@ def shingles(text: str) -> set[str]:
     tokens = [t for t in tokens if not (len(t) == 1 and is_cjk(t))] or tokens
     if len(tokens) < 2:
         return set(tokens)
-    return {f"{a} {b}" for a, b in zip(tokens, tokens[1:], strict=False)}
+    return {f"{a} {b}" for a, b in pairwise(tokens)}
 
 
 def similarity(a: str, b: str) -> float:
@@ -192,7 +204,11 @@ _EXTENDS = {"Mn", "Me", "Mc", "Sk", "Cf"}
 
 
 def _continues_cluster(ch: str) -> bool:
-    if ch in "\u200d\ufe0e\ufe0f" or "\U0001f3fb" <= ch <= "\U0001f3ff" or "\U000e0020" <= ch <= "\U000e007f":
+    if (
+        ch in "\u200d\ufe0e\ufe0f"
+        or "\U0001f3fb" <= ch <= "\U0001f3ff"
+        or "\U000e0020" <= ch <= "\U000e007f"
+    ):
         return True
     return unicodedata.category(ch) in _EXTENDS
 
@@ -208,9 +224,7 @@ def truncate(text: str, max_chars: int, ellipsis: str = "…") -> str:
         return text
     room = max(max_chars - len(ellipsis), 0)
     cut = room
-    while 0 < cut < len(text) and (
-        _continues_cluster(text[cut]) or text[cut - 1] == "\u200d"
-    ):
+    while 0 < cut < len(text) and (_continues_cluster(text[cut]) or text[cut - 1] == "\u200d"):
         cut -= 1
     return text[:cut].rstrip() + ellipsis
 

@@ -27,15 +27,17 @@ from memdir.kernel.frontmatter import parse_json_value, segment, split
 from memdir.kernel.model import FIELD_ORDER
 from memdir.kernel.recordfile import Parsed, Problem, build_record, dump, read_canonical
 
-
 _CONFLICT = re.compile(r"^(?:<{7}|>{7})(?: |$)", re.MULTILINE)
 
 
 class _StringLoader(yaml.SafeLoader):
-    """A safe loader with no implicit types: every plain scalar is a string."""
+    """A safe loader whose only implicit type is null: every other plain scalar is a string."""
 
 
 _StringLoader.yaml_implicit_resolvers = {}
+_StringLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:null", re.compile(r"^(?:~|null|Null|NULL|)$"), ["~", "n", "N", ""]
+)
 
 
 def _load_entry(key: str, raw: str) -> tuple[bool, Any]:
@@ -98,11 +100,19 @@ def parse(text: str, path: PurePath | None = None, default_scope: str = "project
         ok, value = _load_entry(key, entry.raw)
         if not ok:
             warnings.append(
-                Problem("warning", "yaml_fallback", f"key {key!r} is not valid YAML; its raw text is used")
+                Problem(
+                    "warning",
+                    "yaml_fallback",
+                    f"key {key!r} is not valid YAML; its raw text is used",
+                )
             )
         values[key] = value
     record = build_record(
-        values, body=parts.body, path=path, extra=tuple(extra), default_scope=default_scope,
+        values,
+        body=parts.body,
+        path=path,
+        extra=tuple(extra),
+        default_scope=default_scope,
         warnings=warnings,
     )
     return Parsed(record, tuple(warnings), canonical=dump(record) == text)

@@ -40,8 +40,17 @@ class Finding:
 
     def to_json(self) -> dict[str, Any]:
         """Return the finding as a JSON object."""
-        return {k: v for k, v in (("level", self.level), ("code", self.code),
-                ("message", self.message), ("path", self.path), ("fix", self.fix)) if v is not None}
+        return {
+            k: v
+            for k, v in (
+                ("level", self.level),
+                ("code", self.code),
+                ("message", self.message),
+                ("path", self.path),
+                ("fix", self.fix),
+            )
+            if v is not None
+        }
 
 
 @dataclass
@@ -77,11 +86,14 @@ def _remove_stale_temps(store: Path, report: Report) -> None:
                 with contextlib.suppress(OSError):
                     if now - path.stat().st_mtime > STALE_TEMP_SECONDS:
                         path.unlink()
-                        report.findings.append(Finding(
-                            "info", "stale_temp_removed",
-                            "removed a temporary file left by an interrupted write",
-                            path.relative_to(store).as_posix(),
-                        ))
+                        report.findings.append(
+                            Finding(
+                                "info",
+                                "stale_temp_removed",
+                                "removed a temporary file left by an interrupted write",
+                                path.relative_to(store).as_posix(),
+                            )
+                        )
 
 
 def _file_findings(handle: Handle, report: Report) -> None:
@@ -89,14 +101,20 @@ def _file_findings(handle: Handle, report: Report) -> None:
         for problem in problems:
             level = "error" if state == "quarantined" else problem.get("level", "warning")
             fix = (
-                f"edit or remove {path}, then `memdir reindex`" if state == "quarantined"
+                f"edit or remove {path}, then `memdir reindex`"
+                if state == "quarantined"
                 else "any memdir write to the record rewrites it canonically"
             )
-            report.findings.append(Finding(
-                level, problem.get("code", "problem"),
-                ("quarantined: " if state == "quarantined" else "") + problem.get("message", ""),
-                path, fix,
-            ))
+            report.findings.append(
+                Finding(
+                    level,
+                    problem.get("code", "problem"),
+                    ("quarantined: " if state == "quarantined" else "")
+                    + problem.get("message", ""),
+                    path,
+                    fix,
+                )
+            )
 
 
 def _link_findings(handle: Handle, report: Report) -> None:
@@ -106,27 +124,39 @@ def _link_findings(handle: Handle, report: Report) -> None:
             continue
         state = statuses.get(dst)
         if state is None or state == "forgotten":
-            report.findings.append(Finding(
-                "warning", "dangling_link",
-                f"{src} links to {dst}, which is {'gone' if state is None else 'forgotten'}"
-                f" ({'[[id]] in the body' if via == 'body' else 'links'})",
-                handle.index.get_path(src), f"`memdir correct {src}` without the link",
-            ))
+            report.findings.append(
+                Finding(
+                    "warning",
+                    "dangling_link",
+                    f"{src} links to {dst}, which is {'gone' if state is None else 'forgotten'}"
+                    f" ({'[[id]] in the body' if via == 'body' else 'links'})",
+                    handle.index.get_path(src),
+                    f"`memdir correct {src}` without the link",
+                )
+            )
     for doc in handle.index.list_docs():
         later = doc.get("superseded_by")
         if doc["status"] == "superseded" and later and later not in statuses:
-            report.findings.append(Finding(
-                "warning", "broken_chain",
-                f"{doc['id']} is superseded by {later}, which does not exist",
-                handle.index.get_path(doc["id"]), f"`memdir diff {doc['id']}`",
-            ))
+            report.findings.append(
+                Finding(
+                    "warning",
+                    "broken_chain",
+                    f"{doc['id']} is superseded by {later}, which does not exist",
+                    handle.index.get_path(doc["id"]),
+                    f"`memdir diff {doc['id']}`",
+                )
+            )
         earlier = doc.get("supersedes")
         if doc["status"] == "active" and earlier and statuses.get(earlier) == "active":
-            report.findings.append(Finding(
-                "warning", "broken_chain",
-                f"{doc['id']} supersedes {earlier}, which is still active",
-                handle.index.get_path(earlier), f"`memdir forget {earlier} --reason superseded`",
-            ))
+            report.findings.append(
+                Finding(
+                    "warning",
+                    "broken_chain",
+                    f"{doc['id']} supersedes {earlier}, which is still active",
+                    handle.index.get_path(earlier),
+                    f"`memdir forget {earlier} --reason superseded`",
+                )
+            )
 
 
 def _git_findings(handle: Handle, report: Report) -> None:
@@ -136,32 +166,47 @@ def _git_findings(handle: Handle, report: Report) -> None:
         report.findings.append(Finding("error", "git", str(err)))
         return
     if dirty:
-        report.findings.append(Finding(
-            "warning", "uncommitted",
-            f"{len(dirty)} record file(s) changed outside memdir and not committed: "
-            + ", ".join(dirty[:5]) + (" …" if len(dirty) > 5 else ""),
-            None, "commit them in the store's git (`git -C .memdir commit -am …`)",
-        ))
+        report.findings.append(
+            Finding(
+                "warning",
+                "uncommitted",
+                f"{len(dirty)} record file(s) changed outside memdir and not committed: "
+                + ", ".join(dirty[:5])
+                + (" …" if len(dirty) > 5 else ""),
+                None,
+                "commit them in the store's git (`git -C .memdir commit -am …`)",
+            )
+        )
 
 
 def _state_findings(store: Path, report: Report) -> None:
     lock = inspect_lock(store)
     if lock.held:
-        report.findings.append(Finding("info", "lock_held", f"the store lock is held by {lock.holder}"))
+        report.findings.append(
+            Finding("info", "lock_held", f"the store lock is held by {lock.holder}")
+        )
     log = store / STATE_DIRNAME / HOOK_ERROR_LOG
     if log.exists() and log.stat().st_size:
         entries = log.read_text(encoding="utf-8", errors="replace").count("\n--- ") + 1
-        report.findings.append(Finding(
-            "warning", "hook_errors", f"{entries} hook failure(s) logged", log.relative_to(store).as_posix(),
-            "read the log, then delete it",
-        ))
+        report.findings.append(
+            Finding(
+                "warning",
+                "hook_errors",
+                f"{entries} hook failure(s) logged",
+                log.relative_to(store).as_posix(),
+                "read the log, then delete it",
+            )
+        )
     pycache = Path(__file__).resolve().parent.parent / "kernel" / "__pycache__"
     if not pycache.is_dir():
-        report.findings.append(Finding(
-            "info", "no_bytecode",
-            "memdir's kernel has no compiled bytecode, so hooks start slower; install with "
-            "`pip install --compile` or run `python -m compileall` on the package",
-        ))
+        report.findings.append(
+            Finding(
+                "info",
+                "no_bytecode",
+                "memdir's kernel has no compiled bytecode, so hooks start slower; install with "
+                "`pip install --compile` or run `python -m compileall` on the package",
+            )
+        )
 
 
 def check(store: Path) -> Report:
@@ -181,16 +226,24 @@ def check(store: Path) -> Report:
         handle = Handle(store, index, settings, read=tolerant_reader(settings.scope))
         with store_lock(store, "health", handle.lock_timeout_seconds):
             if txn.recover(store, index):
-                report.findings.append(Finding(
-                    "info", "write_completed", "finished a write that an interrupted process left"
-                ))
+                report.findings.append(
+                    Finding(
+                        "info",
+                        "write_completed",
+                        "finished a write that an interrupted process left",
+                    )
+                )
             _remove_stale_temps(store, report)
             scanned = scan_records(handle)
         if scanned.indexed or scanned.removed:
-            report.findings.append(Finding(
-                "info", "index_refreshed",
-                f"the index was stale: {scanned.indexed} file(s) re-read, {scanned.removed} removed",
-            ))
+            report.findings.append(
+                Finding(
+                    "info",
+                    "index_refreshed",
+                    f"the index was stale: {scanned.indexed} file(s) re-read, "
+                    f"{scanned.removed} removed",
+                )
+            )
         _file_findings(handle, report)
         _link_findings(handle, report)
         _git_findings(handle, report)

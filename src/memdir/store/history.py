@@ -123,7 +123,9 @@ def rollback(handle: Handle, rev: str, *, yes: bool) -> RolledBack:
         parents = gitio.run_git(handle.store, "rev-list", "--parents", "-n1", full).stdout.split()
         if len(parents) < 2:
             raise UsageError("that is the store's first commit; it cannot be rolled back")
-        subject = next((c.subject for c in gitio.log(handle.store, limit=200) if c.hash == full), full)
-        paths = gitio.revert(handle.store, full, f"rollback {full[:12]}: undo \"{subject}\"")
+        subject = next(
+            (c.subject for c in gitio.log(handle.store, limit=200) if c.hash == full), full
+        )
+        paths = gitio.revert(handle.store, full, f'rollback {full[:12]}: undo "{subject}"')
         scan_records(handle)
     return RolledBack(full, paths)

@@ -147,26 +147,40 @@ def _rewrite_stream(stream: bytes, rel: str, needle: _Needle) -> tuple[bytes, di
 
 def _rewrite_history(store: Path, rel: str, needle: _Needle, erasure: Erasure) -> None:
     exported = gitio.run_git(
-        store, "fast-export", "--all", "--signed-tags=strip", "--tag-of-filtered-object=drop",
+        store,
+        "fast-export",
+        "--all",
+        "--signed-tags=strip",
+        "--tag-of-filtered-object=drop",
         "--reencode=yes",
     ).stdout
     rewritten, counts = _rewrite_stream(exported, rel, needle)
     done = subprocess.run(
         [gitio.git_path(), "-C", str(store), "fast-import", "--force", "--quiet"],
-        input=rewritten, capture_output=True, check=False,
+        input=rewritten,
+        capture_output=True,
+        check=False,
     )
     if done.returncode != 0:
         raise GitError(f"history rewrite failed: {done.stderr.decode('utf-8', 'replace').strip()}")
     gitio.run_git(store, "reset", "-q")  # git's index follows the rewritten HEAD; files stay
     gitio.run_git(store, "reflog", "expire", "--expire=now", "--all")
     gitio.run_git(store, "gc", "--prune=now", "--quiet")
-    erasure.add("git history", f"{counts['file_versions']} version(s) of {rel} removed from history",
-                counts["file_versions"])
+    erasure.add(
+        "git history",
+        f"{counts['file_versions']} version(s) of {rel} removed from history",
+        counts["file_versions"],
+    )
     if counts["lines"]:
-        erasure.add("git history", f"{counts['lines']} line(s) removed from {counts['blobs']} historic file(s)",
-                    counts["lines"])
+        erasure.add(
+            "git history",
+            f"{counts['lines']} line(s) removed from {counts['blobs']} historic file(s)",
+            counts["lines"],
+        )
     if counts["messages"]:
-        erasure.add("git history", f"{counts['messages']} commit message(s) replaced", counts["messages"])
+        erasure.add(
+            "git history", f"{counts['messages']} commit message(s) replaced", counts["messages"]
+        )
     erasure.add("git objects", "reflog expired and unreachable objects pruned", 1)
 
 
@@ -180,7 +194,9 @@ def purge(handle: Handle, record_id: str, *, yes: bool) -> Erasure:
         LockTimeoutError: another writer held the store.
     """
     if not yes:
-        raise UsageError("purge erases text from history and cannot be undone; pass --yes to confirm")
+        raise UsageError(
+            "purge erases text from history and cannot be undone; pass --yes to confirm"
+        )
     store = handle.store
     with store_lock(store, "purge", handle.lock_timeout_seconds):
         txn.recover(store, handle.index)
@@ -194,8 +210,14 @@ def purge(handle: Handle, record_id: str, *, yes: bool) -> Erasure:
         erasure.add("index", f"record {record.id} and its links")
         changed_logs = _filter_logs(store, needle, erasure)
         _rewrite_history(store, rel, needle, erasure)
-        tracked = gitio.run_git(store, "ls-files", "--", *changed_logs).stdout.decode().split() if changed_logs else []
-        gitio.commit(store, tracked, f"purge {record.id}: erased from working tree, index, logs and history")
+        tracked = (
+            gitio.run_git(store, "ls-files", "--", *changed_logs).stdout.decode().split()
+            if changed_logs
+            else []
+        )
+        gitio.commit(
+            store, tracked, f"purge {record.id}: erased from working tree, index, logs and history"
+        )
         if changed_logs:
             journal.sync_journal(handle.index, store)
             erasure.add("index", "journal turns re-indexed from the rewritten files")

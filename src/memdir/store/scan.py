@@ -107,7 +107,9 @@ def scan_records(handle: Handle) -> ScanReport:
             try:
                 parsed = codec.read_file(path, rel, handle.manifest.scope)
             except (RecordParseError, OSError) as exc:
-                index.quarantine(rel, stat, [{"level": "error", "code": "unreadable", "message": str(exc)}])
+                index.quarantine(
+                    rel, stat, [{"level": "error", "code": "unreadable", "message": str(exc)}]
+                )
                 quarantined += 1
                 continue
             index.upsert_record(parsed.record, rel, stat, _problems(parsed))
@@ -169,7 +171,15 @@ def reindex(store: Path) -> ScanReport:
             index = Index(store)
         try:
             with index.write() as conn:
-                for table in ("records_fts", "records", "links", "files", "turns_fts", "turns", "journal_files"):
+                for table in (
+                    "records_fts",
+                    "records",
+                    "links",
+                    "files",
+                    "turns_fts",
+                    "turns",
+                    "journal_files",
+                ):
                     conn.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
                 conn.execute("UPDATE fts_stats SET docs = 0, tokens = 0")
             handle = Handle(store, index, settings, read=tolerant_reader(settings.scope))

@@ -54,7 +54,9 @@ def exclude_from_project(project: Path) -> Path | None:
     if line not in existing.splitlines():
         exclude.parent.mkdir(parents=True, exist_ok=True)
         prefix = "" if not existing or existing.endswith("\n") else "\n"
-        write_text_atomic(exclude, existing + prefix + f"# memdir store (its own git repository)\n{line}\n")
+        write_text_atomic(
+            exclude, existing + prefix + f"# memdir store (its own git repository)\n{line}\n"
+        )
     return exclude
 
 

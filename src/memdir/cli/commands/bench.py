@@ -25,18 +25,29 @@ def _ks(text: str) -> tuple[int, ...]:
 
 def _render(v: dict[str, Any]) -> str:
     ks = [k.split("@")[1] for k in v["memdir"] if k.startswith("recall@")]
-    head = "system            " + "".join(f"R@{k:<6}" for k in ks) + "R_all@" + f"{ks[0]:<4}" + "MRR    p50 ms  p95 ms"
+    head = (
+        "system            "
+        + "".join(f"R@{k:<6}" for k in ks)
+        + "R_all@"
+        + f"{ks[0]:<4}"
+        + "MRR    p50 ms  p95 ms"
+    )
 
     def row(name: str, s: dict[str, Any]) -> str:
         cells = "".join(f"{s.get(f'recall@{k}', float('nan')):<8.1f}" for k in ks)
-        extra = "" if "mrr" not in s else (
-            f"{s[f'recall_all@{ks[0]}']:<10.1f}{s['mrr']:<7.3f}{s['p50_ms']:<8.2f}{s['p95_ms']:.2f}"
+        extra = (
+            ""
+            if "mrr" not in s
+            else (
+                f"{s[f'recall_all@{ks[0]}']:<10.1f}{s['mrr']:<7.3f}{s['p50_ms']:<8.2f}{s['p95_ms']:.2f}"
+            )
         )
         return f"{name:<18}{cells}{extra}"
 
     lines = [
         f"LoCoMo evidence recall: {v['questions_scored']} questions scored in "
-        f"{v['conversations']} conversations ({v['questions_unscored']} unscored: no valid evidence)"
+        f"{v['conversations']} conversations "
+        f"({v['questions_unscored']} unscored: no valid evidence)"
         + (f"; errata from {v['audit']}" if v["audit"] else ""),
         head,
         row("memdir", v["memdir"]),
@@ -52,9 +63,15 @@ def _render(v: dict[str, Any]) -> str:
 
 @bench.command()
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--k", "ks", default="5,10,25,50", show_default=True, help="Cut-offs, comma-separated.")
-@click.option("--audit", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-              help="locomo-audit errata JSON: use its corrected evidence.")
+@click.option(
+    "--k", "ks", default="5,10,25,50", show_default=True, help="Cut-offs, comma-separated."
+)
+@click.option(
+    "--audit",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="locomo-audit errata JSON: use its corrected evidence.",
+)
 @json_option
 def locomo(path: Path, ks: str, audit: Path | None, as_json: bool) -> None:
     """Evidence recall@k on LoCoMo conversations, beside FTS5 and DRAGON.
@@ -63,7 +80,7 @@ def locomo(path: Path, ks: str, audit: Path | None, as_json: bool) -> None:
     Example:
         memdir bench locomo ../shared/data/locomo/locomo7-dev.json
     """
-    from memdir.bench.locomo import run  # noqa: PLC0415
+    from memdir.bench.locomo import run
 
     emit(run(path, ks=_ks(ks), audit=audit), as_json=as_json, render=_render)
 

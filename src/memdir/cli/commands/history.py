@@ -13,8 +13,14 @@ from memdir.cli.output import emit, json_option, resolve, store_option
 
 @click.command()
 @click.argument("record_id", metavar="[ID]", required=False)
-@click.option("-n", "--limit", type=click.IntRange(1), default=20, show_default=True,
-              help="Most commits to show.")
+@click.option(
+    "-n",
+    "--limit",
+    type=click.IntRange(1),
+    default=20,
+    show_default=True,
+    help="Most commits to show.",
+)
 @store_option
 @json_option
 def log(record_id: str | None, limit: int, store: Path | None, as_json: bool) -> None:
@@ -28,9 +34,10 @@ def log(record_id: str | None, limit: int, store: Path | None, as_json: bool) ->
     emit(
         {"results": [c.to_json() for c in commits]},
         as_json=as_json,
-        render=lambda v: "\n".join(
-            f"{c['commit'][:12]}  {c['at'][:19]}  {c['subject']}" for c in v["results"]
-        ) or "no history",
+        render=lambda v: (
+            "\n".join(f"{c['commit'][:12]}  {c['at'][:19]}  {c['subject']}" for c in v["results"])
+            or "no history"
+        ),
     )
 
 

@@ -18,8 +18,9 @@ from memdir.kernel.text import truncate
 @click.option("--at", default=None, help="When it was said (ISO-8601; no offset = local time).")
 @store_option
 @json_option
-def journal(who: str, text: str, session: str | None, at: str | None, store: Path | None,
-            as_json: bool) -> None:
+def journal(
+    who: str, text: str, session: str | None, at: str | None, store: Path | None, as_json: bool
+) -> None:
     """Append one conversation turn to the journal (secrets are redacted first).
 
     \b
@@ -32,8 +33,14 @@ def journal(who: str, text: str, session: str | None, at: str | None, store: Pat
 
 @click.command()
 @click.argument("query")
-@click.option("-n", "--limit", type=click.IntRange(1, 1000), default=10, show_default=True,
-              help="Most turns to return.")
+@click.option(
+    "-n",
+    "--limit",
+    type=click.IntRange(1, 1000),
+    default=10,
+    show_default=True,
+    help="Most turns to return.",
+)
 @click.option("--session", default=None, help="Only turns of this session.")
 @store_option
 @json_option
@@ -48,10 +55,14 @@ def search(query: str, limit: int, session: str | None, store: Path | None, as_j
     emit(
         result.to_json(),
         as_json=as_json,
-        render=lambda v: "\n".join(
-            f"{h['file']}:{h['line']}  {h['at'][:19]}  {h['who']}: {truncate(h['text'].replace(chr(10), ' '), 100)}"
-            for h in v["results"]
-        ) or f"no journal turns match {v['query']!r}",
+        render=lambda v: (
+            "\n".join(
+                f"{h['file']}:{h['line']}  {h['at'][:19]}  {h['who']}: "
+                + truncate(h["text"].replace("\n", " "), 100)
+                for h in v["results"]
+            )
+            or f"no journal turns match {v['query']!r}"
+        ),
     )
 
 

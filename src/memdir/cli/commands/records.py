@@ -57,26 +57,50 @@ def render_record(record: Record) -> str:
 
 def _line(doc: dict[str, Any], width: int = 100) -> str:
     scope = "" if doc.get("scope", "project") == "project" else f" [{doc['scope']}]"
-    return f"{doc['id']}  {doc['status']:<10} {doc['kind']:<10} {truncate(doc['text'].replace(chr(10), ' '), width)}{scope}"
+    text = truncate(doc["text"].replace("\n", " "), width)
+    return f"{doc['id']}  {doc['status']:<10} {doc['kind']:<10} {text}{scope}"
 
 
 @click.command()
 @click.argument("text")
-@click.option("--kind", "kind", type=click.Choice(KINDS), default="fact", show_default=True,
-              help="What sort of belief.")
+@click.option(
+    "--kind",
+    "kind",
+    type=click.Choice(KINDS),
+    default="fact",
+    show_default=True,
+    help="What sort of belief.",
+)
 @click.option("--alias", "aliases", multiple=True, help="Another word for it (repeatable).")
 @click.option("--tag", "tags", multiple=True, help="A label (repeatable).")
-@click.option("--importance", type=click.IntRange(1, 10), default=None,
-              help="1..10 (default 5); weighs recall.")
+@click.option(
+    "--importance",
+    type=click.IntRange(1, 10),
+    default=None,
+    help="1..10 (default 5); weighs recall.",
+)
 @click.option("--link", "links", multiple=True, help="Id of a related record (repeatable).")
 @click.option("--body", default="", help="Longer prose; [[id]] in it links records.")
-@click.option("--origin", "claimed", type=click.Choice(ORIGIN_CHOICES), default=None,
-              help="Who it came from; decided by the terminal, a flag can only lower it.")
+@click.option(
+    "--origin",
+    "claimed",
+    type=click.Choice(ORIGIN_CHOICES),
+    default=None,
+    help="Who it came from; decided by the terminal, a flag can only lower it.",
+)
 @store_option
 @json_option
 def remember(
-    text: str, kind: str, aliases: tuple[str, ...], tags: tuple[str, ...], importance: int | None,
-    links: tuple[str, ...], body: str, claimed: str | None, store: Path | None, as_json: bool,
+    text: str,
+    kind: str,
+    aliases: tuple[str, ...],
+    tags: tuple[str, ...],
+    importance: int | None,
+    links: tuple[str, ...],
+    body: str,
+    claimed: str | None,
+    store: Path | None,
+    as_json: bool,
 ) -> None:
     """Remember one belief and print its id (TEXT "-" reads standard input).
 
@@ -88,8 +112,16 @@ def remember(
         memdir remember "Use pnpm, not npm, in this repository" --kind preference
     """
     done = service.remember(
-        resolve(store), _read_text(text), kind=kind, origin=_origin(claimed), channel="cli",
-        aliases=aliases, tags=tags, links=links, importance=importance, body=body,
+        resolve(store),
+        _read_text(text),
+        kind=kind,
+        origin=_origin(claimed),
+        channel="cli",
+        aliases=aliases,
+        tags=tags,
+        links=links,
+        importance=importance,
+        body=body,
     )
     if not done.created:
         note(f"memdir: {done.note}", as_json=as_json)
@@ -106,26 +138,35 @@ def _render_recall(result: dict[str, Any]) -> str:
         lines.append(f"{hit['id']}  {hit['kind']:<10} {hit['score']:8.3f}  {text}{scope}")
         if "explain" in hit:
             ex = hit["explain"]
-            factors = "  ".join(
-                f"{k} {v}" for k, v in ex.items() if k != "matched"
-            )
+            factors = "  ".join(f"{k} {v}" for k, v in ex.items() if k != "matched")
             lines.append(f"    matched: {', '.join(ex['matched']) or '-'}  {factors}")
     return "\n".join(lines)
 
 
 @click.command()
 @click.argument("query")
-@click.option("-n", "--limit", type=click.IntRange(1, 1000), default=None,
-              help="Most records to return (default: the manifest's, 10).")
-@click.option("--kind", "kinds", multiple=True, type=click.Choice(KINDS),
-              help="Only this kind (repeatable).")
+@click.option(
+    "-n",
+    "--limit",
+    type=click.IntRange(1, 1000),
+    default=None,
+    help="Most records to return (default: the manifest's, 10).",
+)
+@click.option(
+    "--kind", "kinds", multiple=True, type=click.Choice(KINDS), help="Only this kind (repeatable)."
+)
 @click.option("--include-candidates", is_flag=True, help="Also return candidates awaiting review.")
 @click.option("--explain", is_flag=True, help="Show matched terms and every factor of the score.")
 @store_option
 @json_option
 def recall(
-    query: str, limit: int | None, kinds: tuple[str, ...], include_candidates: bool,
-    explain: bool, store: Path | None, as_json: bool,
+    query: str,
+    limit: int | None,
+    kinds: tuple[str, ...],
+    include_candidates: bool,
+    explain: bool,
+    store: Path | None,
+    as_json: bool,
 ) -> None:
     """Find the active records most relevant to QUERY, best first.
 
@@ -136,8 +177,12 @@ def recall(
         memdir recall "package manager" --explain
     """
     result = service.recall(
-        resolve(store), query, limit=limit, kinds=kinds,
-        include_candidates=include_candidates, explain=explain,
+        resolve(store),
+        query,
+        limit=limit,
+        kinds=kinds,
+        include_candidates=include_candidates,
+        explain=explain,
     )
     emit(result.to_json(), as_json=as_json, render=_render_recall)
 
@@ -160,14 +205,24 @@ def get(record_id: str, store: Path | None, as_json: bool) -> None:
 
 
 @click.command(name="list")
-@click.option("--kind", "kinds", multiple=True, type=click.Choice(KINDS), help="Only this kind (repeatable).")
-@click.option("--status", "statuses", multiple=True, type=click.Choice(STATUSES),
-              help="Only this status (repeatable; default: every status).")
+@click.option(
+    "--kind", "kinds", multiple=True, type=click.Choice(KINDS), help="Only this kind (repeatable)."
+)
+@click.option(
+    "--status",
+    "statuses",
+    multiple=True,
+    type=click.Choice(STATUSES),
+    help="Only this status (repeatable; default: every status).",
+)
 @click.option("-n", "--limit", type=click.IntRange(1), default=None, help="Most records to list.")
 @store_option
 @json_option
 def list_(
-    kinds: tuple[str, ...], statuses: tuple[str, ...], limit: int | None, store: Path | None,
+    kinds: tuple[str, ...],
+    statuses: tuple[str, ...],
+    limit: int | None,
+    store: Path | None,
     as_json: bool,
 ) -> None:
     """List records, most recently updated first.
@@ -188,12 +243,20 @@ def list_(
 @click.argument("record_id", metavar="ID", required=False)
 @click.option("--text", "text", required=True, help="The corrected belief.")
 @click.option("--reason", default=None, help="Why the old one was wrong.")
-@click.option("--match", "match", default=None,
-              help="Instead of ID: correct the one active record that best matches this query.")
+@click.option(
+    "--match",
+    "match",
+    default=None,
+    help="Instead of ID: correct the one active record that best matches this query.",
+)
 @store_option
 @json_option
 def correct(
-    record_id: str | None, text: str, reason: str | None, match: str | None, store: Path | None,
+    record_id: str | None,
+    text: str,
+    reason: str | None,
+    match: str | None,
+    store: Path | None,
     as_json: bool,
 ) -> None:
     """Supersede a record with a corrected one and print the new id.
@@ -230,9 +293,9 @@ def _status_command(name: str, status_word: str) -> click.Command:
 
     command.__doc__ = {
         "reject": "Mark a belief wrong: never recalled, never re-learned.\n\n"
-        "\b\nExample:\n    memdir reject f-01jc9x2k7q4fz2 --reason \"we never used Redis\"",
+        '\b\nExample:\n    memdir reject f-01jc9x2k7q4fz2 --reason "we never used Redis"',
         "forget": "Retire a belief: out of recall; its file and history stay.\n\n"
-        "\b\nExample:\n    memdir forget f-01jc9x2k7q4fz2 --reason \"no longer relevant\"",
+        '\b\nExample:\n    memdir forget f-01jc9x2k7q4fz2 --reason "no longer relevant"',
     }[name]
     command.help = command.__doc__
     return command
@@ -244,8 +307,13 @@ forget = _status_command("forget", "retired")
 
 @click.command()
 @click.argument("record_id", metavar="ID")
-@click.option("--depth", type=click.IntRange(1, 10), default=1, show_default=True,
-              help="How many links to follow.")
+@click.option(
+    "--depth",
+    type=click.IntRange(1, 10),
+    default=1,
+    show_default=True,
+    help="How many links to follow.",
+)
 @store_option
 @json_option
 def graph(record_id: str, depth: int, store: Path | None, as_json: bool) -> None:
@@ -264,7 +332,9 @@ def graph(record_id: str, depth: int, store: Path | None, as_json: bool) -> None
         for n in g["nodes"]:
             mark = "*" if n["id"] == g["root"] else " "
             state = "dangling " if n.get("dangling") else ""
-            lines.append(f"{mark} {n['id']}  {state}{n['status']:<10} {truncate(n.get('text', ''), 80)}")
+            lines.append(
+                f"{mark} {n['id']}  {state}{n['status']:<10} {truncate(n.get('text', ''), 80)}"
+            )
         lines += [f"    {e['src']} -> {e['dst']} ({e['via']})" for e in g["edges"]]
         return "\n".join(lines)
 

@@ -28,7 +28,9 @@ def init(user: bool, store: Path | None, as_json: bool) -> None:
 
     def render(v: dict[str, object]) -> str:
         verb = "created" if v["created"] else "already initialised:"
-        extra = f"\nadded /.memdir/ to {v['excluded_in']}" if v["excluded_in"] and v["created"] else ""
+        extra = (
+            f"\nadded /.memdir/ to {v['excluded_in']}" if v["excluded_in"] and v["created"] else ""
+        )
         return f"{verb} {v['scope']} store {v['store']}{extra}"
 
     emit(done.to_json(), as_json=as_json, render=render)
@@ -48,8 +50,14 @@ def reindex(store: Path | None, as_json: bool) -> None:
     emit(
         report.to_json(),
         as_json=as_json,
-        render=lambda v: f"indexed {v['indexed']} records and {v['turns']} journal turns"
-        + (f"; {v['quarantined']} files quarantined (see `memdir health`)" if v["quarantined"] else ""),
+        render=lambda v: (
+            f"indexed {v['indexed']} records and {v['turns']} journal turns"
+            + (
+                f"; {v['quarantined']} files quarantined (see `memdir health`)"
+                if v["quarantined"]
+                else ""
+            )
+        ),
     )
 
 

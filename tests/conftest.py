@@ -1,0 +1,77 @@
+"""Test isolation: every test gets its own HOME, user store, git identity and no agent markers."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from memdir.kernel.channel import AGENT_MARKERS
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+"""The workplace's shared folder: DESIGN.md, cases and data (read-only)."""
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Point HOME, MEMDIR_HOME, XDG dirs and git config at a fresh folder; clear agent markers."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("MEMDIR_HOME", str(home / "memdir-user"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for name in ("GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"):
+        monkeypatch.setenv(name, "Test Person")
+    for name in ("GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"):
+        monkeypatch.setenv(name, "test@example.invalid")
+    monkeypatch.delenv("MEMDIR_STORE", raising=False)
+    for name, _ in AGENT_MARKERS:
+        monkeypatch.delenv(name, raising=False)
+    return home
+
+
+def git(cwd: Path, *args: str) -> str:
+    """Run git in ``cwd`` and return its stdout."""
+    return subprocess.run(
+        ["git", "-C", str(cwd), *args], check=True, capture_output=True, text=True
+    ).stdout
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A project folder that is a git repository with one commit."""
+    root = tmp_path / "project"
+    root.mkdir()
+    git(root, "init", "-q")
+    (root / "README.md").write_text("# demo project\n")
+    git(root, "add", "README.md")
+    git(root, "commit", "-qm", "initial")
+    return root
+
+
+@pytest.fixture
+def store(project: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An initialised project store; the working directory is the project."""
+    from memdir import service
+
+    monkeypatch.chdir(project)
+    return service.init(project).store
+
+
+def run_cli(*args: str, input_text: str | None = None) -> Result:
+    """Invoke the CLI in-process and return click's result (exit code, stdout, stderr)."""
+    from memdir.cli.app import cli
+
+    return CliRunner().invoke(cli, list(args), input=input_text, catch_exceptions=False)
+
+
+@pytest.fixture
+def memdir_exe() -> list[str]:
+    """The command that runs memdir in a subprocess, with this interpreter."""
+    return [sys.executable, "-m", "memdir"]

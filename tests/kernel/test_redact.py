@@ -1,0 +1,92 @@
+import pytest
+
+from memdir.kernel.errors import SecretError
+from memdir.kernel.redact import check_text, find_secrets, is_secret_path, redact, strip_private
+
+# B31: value-shaped secrets from a real .env, a key block and a URL.
+SECRETS = {
+    "OPENAI_API_KEY=sk-proj-EXAMPLE000000000000000000000000": "openai-key",
+    "export GITHUB_TOKEN=ghp_EXAMPLEEXAMPLEEXAMPLEEXAMPLE0000": "github-token",
+    "AWS_ACCESS_KEY_ID=AKIAEXAMPLE000000000": "aws-access-key",
+    "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----": "private-key",
+    "postgres://app:s3cretEXAMPLE@db:5432/x": "url-password",
+    "DB_PASSWORD=hunter2hunter2": "env-secret",
+    'password: "correct-horse-battery"': "config-secret",
+    "xoxb-123456789012-abcdefghijkl": "slack-token",
+    "sk-ant-api03-EXAMPLEEXAMPLEEXAMPLEEXAMPLE": "anthropic-key",
+    "glpat-EXAMPLEEXAMPLEEXAMPLE12": "gitlab-token",
+    "AIzaSyEXAMPLEEXAMPLEEXAMPLEEXAMPLE12345": "google-api-key",
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U": "jwt",
+}
+
+BENIGN = [
+    "No API key is present in the build",
+    "apiKey: import.meta.env.VITE_MAP_KEY",
+    "The documented example key AKIAIOSFODNN7EXAMPLE appears in AWS docs",
+    "TOKEN_TTL=3600",
+    "API_KEY=${OPENAI_API_KEY}",
+    "password = os.environ['DB_PASSWORD']",
+    "Use pnpm, not npm, in this repository.",
+    "see https://example.com/docs/setup",
+]
+
+
+@pytest.mark.parametrize(("text", "kind"), SECRETS.items())
+def test_redact_masks_every_secret_kind_and_keeps_the_kind(text: str, kind: str) -> None:
+    masked = redact(text)
+    assert f"[REDACTED:{kind}]" in masked
+    secret = text.split("=", 1)[-1] if kind.startswith(("env", "aws-access")) else text
+    assert secret not in masked or kind == "aws-access-key"
+    assert find_secrets(masked) == []
+
+
+@pytest.mark.parametrize("text", BENIGN)
+def test_redact_leaves_prose_and_references_intact(text: str) -> None:
+    assert redact(text) == text
+    check_text(text)
+
+
+def test_redact_is_idempotent() -> None:
+    once = redact("\n".join(SECRETS))
+    assert redact(once) == once
+
+
+@pytest.mark.parametrize("text", list(SECRETS))
+def test_check_text_refuses_naming_the_kind_without_echoing_the_value(text: str) -> None:
+    with pytest.raises(SecretError) as caught:
+        check_text(f"remember this: {text}")
+    message = str(caught.value)
+    assert "secret" in message
+    assert SECRETS[text] in message
+    for token in text.replace("=", " ").replace(":", " ").split():
+        if len(token) > 12:
+            assert token not in message
+
+
+def test_private_spans_are_dropped_even_when_unclosed() -> None:
+    assert strip_private("keep <private>my diary</private> this") == "keep  this"
+    assert strip_private("keep <PRIVATE>all the rest") == "keep "
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        ".env",
+        "config/.env.local",
+        "id_rsa",
+        "id_ed25519.pub",
+        "certs/server.pem",
+        "credentials.json",
+        "secrets.yaml",
+        "app.keystore",
+        "home/.ssh/config",
+        ".npmrc",
+    ],
+)
+def test_secret_files_are_recognised(path: str) -> None:
+    assert is_secret_path(path)
+
+
+@pytest.mark.parametrize("path", ["src/main.py", ".env.example", "README.md", "docs/keys.md"])
+def test_ordinary_files_are_not_secret(path: str) -> None:
+    assert not is_secret_path(path)

@@ -37,5 +37,4 @@ def test_every_command_takes_json_and_store_options() -> None:
         options = {opt for param in command.params for opt in getattr(param, "opts", [])}
         assert "--json" in options, name
         if not name.startswith(("bench", "demo")):  # these make their own throwaway stores
-
             assert "--store" in options, name

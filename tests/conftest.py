@@ -12,8 +12,20 @@ from click.testing import CliRunner, Result
 
 from memdir.kernel.channel import AGENT_MARKERS
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-"""The workplace's shared folder: DESIGN.md, cases and data (read-only)."""
+
+def _find_shared() -> Path:
+    """Return the workplace's shared folder (DESIGN.md, cases, data): beside the checkout."""
+    candidates = [Path(os.environ["MEMDIR_SHARED"])] if os.environ.get("MEMDIR_SHARED") else []
+    candidates += [parent / "shared" for parent in Path(__file__).resolve().parents]
+    candidates.append(Path("/work/shared"))
+    for candidate in candidates:
+        if (candidate / "data" / "locomo").is_dir():
+            return candidate
+    return candidates[0] if candidates else Path("/work/shared")
+
+
+SHARED = _find_shared()
+"""The workplace's shared folder (read-only test data); set MEMDIR_SHARED to point elsewhere."""
 
 
 @pytest.fixture(autouse=True)

@@ -17,10 +17,9 @@ without YAML. Everything else comes here (DESIGN §3):
 from __future__ import annotations
 
 import re
+from functools import cache
 from pathlib import Path, PurePath
 from typing import Any
-
-import yaml
 
 from memdir.kernel.errors import RecordParseError
 from memdir.kernel.frontmatter import parse_json_value, segment, split
@@ -30,22 +29,32 @@ from memdir.kernel.recordfile import Parsed, Problem, build_record, dump, read_c
 _CONFLICT = re.compile(r"^(?:<{7}|>{7})(?: |$)", re.MULTILINE)
 
 
-class _StringLoader(yaml.SafeLoader):
-    """A safe loader whose only implicit type is null: every other plain scalar is a string."""
+@cache
+def _string_loader() -> type:
+    """Return a safe YAML loader whose only implicit type is null: other scalars are strings.
 
+    Built on first use, so commands that only meet memdir's canonical files never import YAML.
+    """
+    import yaml
 
-_StringLoader.yaml_implicit_resolvers = {}
-_StringLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:null", re.compile(r"^(?:~|null|Null|NULL|)$"), ["~", "n", "N", ""]
-)
+    class StringLoader(yaml.SafeLoader):
+        """A safe loader without implicit types except null."""
+
+    StringLoader.yaml_implicit_resolvers = {}
+    StringLoader.add_implicit_resolver(
+        "tag:yaml.org,2002:null", re.compile(r"^(?:~|null|Null|NULL|)$"), ["~", "n", "N", ""]
+    )
+    return StringLoader
 
 
 def _load_entry(key: str, raw: str) -> tuple[bool, Any]:
     ok, value = parse_json_value(raw)
     if ok:
         return True, value
+    import yaml
+
     try:
-        loaded = yaml.load(f"{key}:{raw}\n", Loader=_StringLoader)  # noqa: S506 - safe loader subclass
+        loaded = yaml.load(f"{key}:{raw}\n", Loader=_string_loader())  # noqa: S506 - a SafeLoader
     except yaml.YAMLError:
         return False, raw.strip()
     if not isinstance(loaded, dict) or key not in loaded:

@@ -13,6 +13,10 @@ import sys
 def main(argv: list[str] | None = None) -> None:
     """Run ``memdir`` with ``argv`` (default: ``sys.argv[1:]``)."""
     args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["hook"]:
+        from memdir.hooks.dispatch import run
+
+        raise SystemExit(run(args[1:]))
     if args == ["--version"]:
         from memdir import __version__
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 from pathlib import Path
 
 TEMP_SUFFIX = ".tmp"
@@ -19,7 +18,7 @@ TEMP_SUFFIX = ".tmp"
 
 def temp_path_for(path: Path) -> Path:
     """Return a fresh, unique temporary path beside ``path`` (dot-prefixed, ``.tmp`` suffix)."""
-    return path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
+    return path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}{TEMP_SUFFIX}")
 
 
 def fsync_dir(directory: Path) -> None:

@@ -8,8 +8,8 @@ in any script cannot collide (case B03). Imports: standard library only.
 
 from __future__ import annotations
 
+import os
 import re
-import secrets
 
 from memdir.kernel.clock import utc_now
 from memdir.kernel.errors import UsageError
@@ -56,7 +56,7 @@ def mint_id(kind: str) -> str:
             f"unknown kind {kind!r}; expected one of {', '.join(KIND_PREFIX)}"
         ) from None
     millis = int(utc_now().timestamp() * 1000)
-    return f"{prefix}-{_encode(millis, 10)}{_encode(secrets.randbits(20), 4)}"
+    return f"{prefix}-{_encode(millis, 10)}{_encode(int.from_bytes(os.urandom(3), 'big') >> 4, 4)}"
 
 
 def check_id(record_id: str) -> str:

@@ -21,13 +21,16 @@ import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from memdir.kernel.errors import IndexFormatError, MemdirError
-from memdir.kernel.model import Record
 from memdir.kernel.text import index_text
+
+TYPE_CHECKING = False  # the hook path never imports typing or dataclasses (start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from memdir.kernel.model import Record
 
 INDEX_NAME = "index.sqlite"
 BUSY_TIMEOUT_SECONDS = 30.0
@@ -136,13 +139,25 @@ class IndexCorruptError(MemdirError):
     code = "index_corrupt"
 
 
-@dataclass(frozen=True, slots=True)
 class FileStat:
     """What the index remembers of a record file's stat, to notice changes."""
 
-    mtime_ns: int
-    size: int
-    ino: int
+    __slots__ = ("ino", "mtime_ns", "size")
+
+    def __init__(self, mtime_ns: int, size: int, ino: int) -> None:
+        self.mtime_ns = mtime_ns
+        self.size = size
+        self.ino = ino
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, FileStat) and (self.mtime_ns, self.size, self.ino) == (
+            other.mtime_ns,
+            other.size,
+            other.ino,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.mtime_ns, self.size, self.ino))
 
     @classmethod
     def of(cls, path: Path) -> FileStat:
@@ -161,6 +176,8 @@ def record_doc(record: Record) -> dict[str, Any]:
 
 def doc_record(doc: dict[str, Any]) -> Record:
     """Rebuild a :class:`Record` from :func:`record_doc` output."""
+    from memdir.kernel.model import Record  # only callers above the hook path build records
+
     fields = {k: v for k, v in doc.items() if k not in {"extra"}}
     for key in ("aliases", "tags", "links"):
         fields[key] = tuple(fields.get(key) or ())
@@ -174,8 +191,17 @@ BODY_LINK = re.compile(r"\[\[([A-Za-z0-9][A-Za-z0-9._-]{0,127})\]\]")
 class Index:
     """An open connection to a store's index. Use as a context manager or call :meth:`close`."""
 
-    def __init__(self, store: Path, *, path: Path | None = None) -> None:
+    def __init__(
+        self,
+        store: Path,
+        *,
+        path: Path | None = None,
+        busy_timeout_seconds: float = BUSY_TIMEOUT_SECONDS,
+    ) -> None:
         """Open (creating and migrating as needed) the index of ``store``.
+
+        ``busy_timeout_seconds`` bounds every wait for another writer (hooks pass what is left
+        of their deadline).
 
         Raises:
             IndexFormatError: the index was written by a newer memdir.
@@ -186,7 +212,7 @@ class Index:
         try:
             self.conn = sqlite3.connect(
                 self.path,
-                timeout=BUSY_TIMEOUT_SECONDS,
+                timeout=busy_timeout_seconds,
                 isolation_level=None,
                 check_same_thread=False,
             )

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from memdir.kernel.errors import JournalOffsetError, UsageError
+
+TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_LINE_BYTES = 256 * 1024
 """Longest line :func:`append_line` accepts, newline included. Readers rely on it."""
@@ -70,22 +72,26 @@ def _last_byte(path: Path, size: int) -> bytes:
         return fh.read(1)
 
 
-@dataclass(frozen=True, slots=True)
 class Line:
-    """One complete line read from a JSONL file."""
+    """One complete line read from a JSONL file (plain classes here: the hook path is light)."""
 
-    offset: int  # byte offset of the line's first byte
-    length: int  # bytes, newline included
-    value: dict[str, Any] | None  # the parsed object; None when the line is not a JSON object
+    __slots__ = ("length", "offset", "value")
+
+    def __init__(self, offset: int, length: int, value: dict[str, Any] | None) -> None:
+        self.offset = offset  # byte offset of the line's first byte
+        self.length = length  # bytes, newline included
+        self.value = value  # the parsed object; None when the line is not a JSON object
 
 
-@dataclass(frozen=True, slots=True)
 class Tail:
     """What one :func:`read_tail` call consumed."""
 
-    lines: list[Line]  # complete lines in file order, blank lines left out
-    next_offset: int  # bytes; pass to the next read_tail call
-    skipped: int  # complete non-blank lines that were not a JSON object
+    __slots__ = ("lines", "next_offset", "skipped")
+
+    def __init__(self, lines: list[Line], next_offset: int, skipped: int) -> None:
+        self.lines = lines  # complete lines in file order, blank lines left out
+        self.next_offset = next_offset  # bytes; pass to the next read_tail call
+        self.skipped = skipped  # complete non-blank lines that were not a JSON object
 
 
 def read_tail(path: Path, offset: int, *, max_bytes: int = 8 * 1024 * 1024) -> Tail:

@@ -16,7 +16,6 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 from memdir.kernel.errors import LockTimeoutError
@@ -58,12 +57,14 @@ else:
         fcntl.flock(fd, fcntl.LOCK_UN)
 
 
-@dataclass(frozen=True, slots=True)
 class LockState:
-    """What ``memdir health`` reports about the lock."""
+    """What ``memdir health`` reports about the lock (a plain class: the hook path is light)."""
 
-    held: bool  # another process holds it right now
-    holder: str  # the last holder's "pid purpose" line; empty if never taken
+    __slots__ = ("held", "holder")
+
+    def __init__(self, held: bool, holder: str) -> None:
+        self.held = held  # another process holds it right now
+        self.holder = holder  # the last holder's "pid purpose" line; empty if never taken
 
 
 @contextmanager
@@ -102,7 +103,7 @@ def store_lock(
             return
         local.depth = 1
         try:
-            with _file_lock(store, purpose, timeout_seconds):
+            with file_lock(state_dir(store) / LOCK_NAME, purpose, timeout_seconds):
                 yield
         finally:
             local.depth = 0
@@ -121,9 +122,19 @@ _LOCAL: dict[str, _Reentrant] = {}
 
 
 @contextmanager
-def _file_lock(store: Path, purpose: str, timeout_seconds: float) -> Iterator[None]:
-    path = state_dir(store) / LOCK_NAME
+def file_lock(path: Path, purpose: str, timeout_seconds: float) -> Iterator[None]:
+    """Hold an exclusive lock on ``path`` (created if missing) for the ``with`` body.
+
+    Not re-entrant: for the store use :func:`store_lock`; this serves smaller locks such as
+    one session's state file.
+
+    Raises:
+        LockTimeoutError: another process held it for the whole wait.
+        OSError: the file cannot be created.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+
     try:
         deadline = time.monotonic() + timeout_seconds
         pause = _POLL_START_SECONDS
@@ -131,7 +142,7 @@ def _file_lock(store: Path, purpose: str, timeout_seconds: float) -> Iterator[No
             if time.monotonic() >= deadline:
                 holder = _read_holder(path)
                 raise LockTimeoutError(
-                    f"the store lock is held by another process ({holder or 'unknown'}) "
+                    f"the lock {path} is held by another process ({holder or 'unknown'}) "
                     f"for more than {timeout_seconds:g} s; try again, or see `memdir health`"
                 )
             time.sleep(pause)

@@ -169,12 +169,14 @@ def log_hook_error(store: Path | None, event: str, text: str) -> None:
     Without a store (the failure happened before one was found) the entry goes to the user
     store's state folder, so ``memdir health`` can still show it.
     """
-    from memdir.kernel.clock import now_iso  # local: clock is tiny, but errors are rare
+    from memdir.kernel.clock import now_iso  # errors are rare: import only when one happens
+    from memdir.kernel.redact import redact
 
     try:
         target_store = store if store is not None else user_store_dir()
         log = state_dir(target_store) / HOOK_ERROR_LOG
-        entry = f"--- {now_iso()} {event}\n{text.rstrip()}\n"
+        entry = f"--- {now_iso()} {event}\n{redact(text.rstrip())}\n"
+
         if log.exists() and log.stat().st_size > HOOK_ERROR_LOG_MAX_BYTES:
             data = log.read_bytes()
             log.write_bytes(data[len(data) // 2 :])

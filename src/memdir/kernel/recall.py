@@ -38,12 +38,14 @@ import math
 import time
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Any
 
 from memdir.kernel.clock import age_days
 from memdir.kernel.index import Index
 from memdir.kernel.text import fts_match, is_cjk, query_terms, term_words
+
+TYPE_CHECKING = False  # the hook path never imports typing or dataclasses (start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
 
 COLUMN_WEIGHTS = (4.0, 3.0, 2.0, 1.0)
 """BM25 weights of records_fts columns: text, aliases, tags, body."""
@@ -83,14 +85,22 @@ def idf(docs: int, with_term: int) -> float:
     return math.log(1.0 + (docs - with_term + 0.5) / (with_term + 0.5))
 
 
-@dataclass(frozen=True, slots=True)
 class Hit:
     """One recalled record with its score and every factor of it."""
 
-    doc: dict[str, Any]  # the record's JSON form (DESIGN §3 keys plus body)
-    score: float
-    factors: dict[str, float]  # relevance, recency, importance, [decay], age_days
-    matched: tuple[str, ...] = field(default=())  # query terms found in it
+    __slots__ = ("doc", "factors", "matched", "score")
+
+    def __init__(
+        self,
+        doc: dict[str, Any],
+        score: float,
+        factors: dict[str, float],
+        matched: tuple[str, ...] = (),
+    ) -> None:
+        self.doc = doc  # the record's JSON form (DESIGN §3 keys plus body)
+        self.score = score
+        self.factors = factors  # relevance, recency, importance, [decay], age_days
+        self.matched = matched  # the query's words found in it
 
     def to_json(self, *, explain: bool = False) -> dict[str, Any]:
         """Return the record's JSON with ``score`` (and ``explain`` when asked)."""
@@ -101,14 +111,16 @@ class Hit:
         return out
 
 
-@dataclass(frozen=True, slots=True)
 class Recalled:
     """The answer to one recall."""
 
-    query: str
-    terms: tuple[str, ...]  # the query terms searched (stop words dropped, stemmed)
-    hits: list[Hit]
-    took_ms: float
+    __slots__ = ("hits", "query", "terms", "took_ms")
+
+    def __init__(self, query: str, terms: tuple[str, ...], hits: list[Hit], took_ms: float) -> None:
+        self.query = query
+        self.terms = terms  # the query terms searched (stop words dropped, stemmed)
+        self.hits = hits
+        self.took_ms = took_ms
 
 
 def _document_frequencies(index: Index, terms: list[str]) -> dict[str, int]:
@@ -223,18 +235,30 @@ def recall(
     return Recalled(query, tuple(terms), hits, (time.perf_counter() - started) * 1000)
 
 
-@dataclass(frozen=True, slots=True)
 class TurnHit:
     """One journal turn found by :func:`search_turns`."""
 
-    file: str  # journal file name, e.g. 2026-11-30.jsonl
-    line: int  # 1-based line number
-    offset: int  # byte offset of the line
-    session: str
-    at: str
-    who: str
-    text: str
-    score: float
+    __slots__ = ("at", "file", "line", "offset", "score", "session", "text", "who")
+
+    def __init__(
+        self,
+        file: str,
+        line: int,
+        offset: int,
+        session: str,
+        at: str,
+        who: str,
+        text: str,
+        score: float,
+    ) -> None:
+        self.file = file  # journal file name, e.g. 2026-11-30.jsonl
+        self.line = line  # 1-based line number
+        self.offset = offset  # byte offset of the line
+        self.session = session
+        self.at = at
+        self.who = who
+        self.text = text
+        self.score = score
 
     def to_json(self) -> dict[str, Any]:
         """Return the turn reference as a JSON object."""

@@ -20,82 +20,103 @@ Imports: standard library only.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from functools import cache
 from pathlib import PurePath
 
 from memdir.kernel.errors import SecretError
 
 
-@dataclass(frozen=True, slots=True)
 class Finding:
-    """One secret found in a text: its kind and character span (``text[start:end]``)."""
+    """One secret found in a text: its kind and span ``text[start:end]`` (a plain class: light)."""
 
-    kind: str
-    start: int
-    end: int
+    __slots__ = ("end", "kind", "start")
+
+    def __init__(self, kind: str, start: int, end: int) -> None:
+        self.kind = kind
+        self.start = start
+        self.end = end
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Finding) and (self.kind, self.start, self.end) == (
+            other.kind,
+            other.start,
+            other.end,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.start, self.end))
+
+    def __repr__(self) -> str:
+        return f"Finding({self.kind!r}, {self.start}, {self.end})"
 
 
-# (kind, pattern, group holding the secret value: 0 for the whole match)
-_PATTERNS: list[tuple[str, re.Pattern[str], int]] = [
-    (
-        "private-key",
-        re.compile(
-            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-            r"(?:.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|.*\Z)",
-            re.DOTALL,
+@cache
+def _patterns() -> list[tuple[str, re.Pattern[str], int]]:
+    """Return (kind, pattern, group holding the secret value: 0 for the whole match).
+
+    Compiled on first use, so the hook path pays for them only when it redacts.
+    """
+    return [
+        (
+            "private-key",
+            re.compile(
+                r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+                r"(?:.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|.*\Z)",
+                re.DOTALL,
+            ),
+            0,
         ),
-        0,
-    ),
-    ("aws-access-key", re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b"), 0),
-    (
-        "aws-secret-key",
-        re.compile(
-            r"(?i)aws_?secret_?(?:access_?)?key[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"
+        ("aws-access-key", re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b"), 0),
+        (
+            "aws-secret-key",
+            re.compile(
+                r"(?i)aws_?secret_?(?:access_?)?key[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"
+            ),
+            1,
         ),
-        1,
-    ),
-    (
-        "github-token",
-        re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"),
-        0,
-    ),
-    ("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,}"), 0),
-    ("openai-key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"), 0),
-    ("stripe-key", re.compile(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"), 0),
-    ("slack-token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), 0),
-    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}"), 0),
-    ("gitlab-token", re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}"), 0),
-    ("npm-token", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"), 0),
-    ("pypi-token", re.compile(r"\bpypi-[A-Za-z0-9_-]{50,}"), 0),
-    (
-        "jwt",
-        re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
-        0,
-    ),
-    (
-        "url-password",
-        re.compile(r"\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@]{1,128}:([^\s@/]{1,256})@[^\s]"),
-        1,
-    ),
-    (
-        "env-secret",
-        re.compile(
-            r"(?m)(?:^|(?<=[\s;]))(?:export\s+)?"
-            r"[A-Z0-9_]*(?:SECRET|TOKEN|PASSW(?:OR)?D|PWD|PASSPHRASE|API_?KEY|ACCESS_?KEY|"
-            r"PRIVATE_?KEY|CREDENTIALS?|AUTH|DSN|CONN(?:ECTION)?_?STR(?:ING)?)[A-Z0-9_]*"
-            r"[ \t]*=[ \t]*(['\"]?)([^\s'\"#]{6,})\1"
+        (
+            "github-token",
+            re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"),
+            0,
         ),
-        2,
-    ),
-    (
-        "config-secret",
-        re.compile(
-            r"(?i)[\"']?\b(?:password|passwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token|"
-            r"client[_-]?secret|private[_-]?key)[\"']?[ \t]*[:=][ \t]*([\"'])([^\"'\s]{8,})\1"
+        ("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,}"), 0),
+        ("openai-key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"), 0),
+        ("stripe-key", re.compile(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"), 0),
+        ("slack-token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), 0),
+        ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}"), 0),
+        ("gitlab-token", re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}"), 0),
+        ("npm-token", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"), 0),
+        ("pypi-token", re.compile(r"\bpypi-[A-Za-z0-9_-]{50,}"), 0),
+        (
+            "jwt",
+            re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+            0,
         ),
-        2,
-    ),
-]
+        (
+            "url-password",
+            re.compile(r"\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@]{1,128}:([^\s@/]{1,256})@[^\s]"),
+            1,
+        ),
+        (
+            "env-secret",
+            re.compile(
+                r"(?m)(?:^|(?<=[\s;]))(?:export\s+)?"
+                r"[A-Z0-9_]*(?:SECRET|TOKEN|PASSW(?:OR)?D|PWD|PASSPHRASE|API_?KEY|ACCESS_?KEY|"
+                r"PRIVATE_?KEY|CREDENTIALS?|AUTH|DSN|CONN(?:ECTION)?_?STR(?:ING)?)[A-Z0-9_]*"
+                r"[ \t]*=[ \t]*(['\"]?)([^\s'\"#]{6,})\1"
+            ),
+            2,
+        ),
+        (
+            "config-secret",
+            re.compile(
+                r"(?i)[\"']?\b(?:password|passwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token|"
+                r"client[_-]?secret|private[_-]?key)[\"']?[ \t]*[:=][ \t]*([\"'])([^\"'\s]{8,})\1"
+            ),
+            2,
+        ),
+    ]
+
 
 ALLOWED_VALUES = frozenset(
     {
@@ -128,7 +149,7 @@ def find_secrets(text: str) -> list[Finding]:
         Findings whose span covers the secret value only (an assignment's key name stays).
     """
     found: list[Finding] = []
-    for kind, pattern, group in _PATTERNS:
+    for kind, pattern, group in _patterns():
         for match in pattern.finditer(text):
             value = match.group(group)
             if not value or value in ALLOWED_VALUES or _REDACTED.search(value):

@@ -25,25 +25,52 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from itertools import pairwise
 
 from memdir.kernel.stem import stem
 
-_CJK_CLASS = (
-    "\u3040-\u30ff"  # Hiragana, Katakana
-    "\u31f0-\u31ff"  # Katakana phonetic extensions
-    "\u3400-\u4dbf"  # CJK extension A
-    "\u4e00-\u9fff"  # CJK unified ideographs
-    "\uf900-\ufaff"  # CJK compatibility ideographs
-    "\uac00-\ud7af"  # Hangul syllables
-    "\u1100-\u11ff\u3130-\u318f"  # Hangul jamo
-    "\uff66-\uff9f"  # half-width Katakana
-    "\U00020000-\U0003134f"  # CJK extensions B-G
+_CJK_RANGES = (
+    (0x1100, 0x11FF),  # Hangul jamo
+    (0x3040, 0x30FF),  # Hiragana, Katakana
+    (0x3130, 0x318F),  # Hangul compatibility jamo
+    (0x31F0, 0x31FF),  # Katakana phonetic extensions
+    (0x3400, 0x4DBF),  # CJK extension A
+    (0x4E00, 0x9FFF),  # CJK unified ideographs
+    (0xAC00, 0xD7AF),  # Hangul syllables
+    (0xF900, 0xFAFF),  # CJK compatibility ideographs
+    (0xFF66, 0xFF9F),  # half-width Katakana
+    (0x20000, 0x3134F),  # CJK extensions B-G
 )
-_TOKEN = re.compile(f"([{_CJK_CLASS}]+)|((?:(?![{_CJK_CLASS}])[^\\W_])+)")
-_CJK_CHAR = re.compile(f"[{_CJK_CLASS}]")
+_CJK_STARTS = [start for start, _ in _CJK_RANGES]
+_WORD = re.compile(r"[^\W_]+")
+"""Runs of letters and digits. CJK runs are split out of them in Python: a regular expression
+with CJK character classes costs milliseconds to compile, and hooks import this module."""
+
+
+def _is_cjk_char(ch: str) -> bool:
+    point = ord(ch)
+    i = bisect_right(_CJK_STARTS, point) - 1
+    return i >= 0 and point <= _CJK_RANGES[i][1]
+
+
+def _runs(normalized: str) -> Iterator[tuple[str, bool]]:
+    """Yield ``(run, is_cjk)``: the CJK runs and the other letter-and-digit runs, in order."""
+    for token in _WORD.findall(normalized):
+        if token.isascii():
+            yield token, False
+            continue
+        start = 0
+        cjk = _is_cjk_char(token[0])
+        for i in range(1, len(token)):
+            now = _is_cjk_char(token[i])
+            if now != cjk:
+                yield token[start:i], cjk
+                start, cjk = i, now
+        yield token[start:], cjk
+
 
 MAX_QUERY_TERMS = 64
 """Longest query, in distinct terms; the rest are ignored (bounds FTS5's OR expansion)."""
@@ -74,12 +101,12 @@ def normalize(text: str) -> str:
 
 def words(text: str) -> list[str]:
     """Return the normalised Latin words and CJK runs of ``text``, in order (no bigrams)."""
-    return [match.group(0) for match in _TOKEN.finditer(normalize(text))]
+    return [run for run, _ in _runs(normalize(text))]
 
 
 def is_cjk(term: str) -> bool:
     """Return whether ``term`` is made of CJK characters (a bigram, a run or a single one)."""
-    return bool(term) and bool(_CJK_CHAR.match(term))
+    return bool(term) and _is_cjk_char(term[0])
 
 
 def _cjk_terms(run: str) -> list[str]:
@@ -105,12 +132,11 @@ def terms(text: str) -> list[str]:
     Example: ``terms("Running 红色主题")`` is ``["run", "红色", "色主", "主题", "题"]``.
     """
     out: list[str] = []
-    for match in _TOKEN.finditer(normalize(text)):
-        cjk, word = match.group(1), match.group(2)
+    for run, cjk in _runs(normalize(text)):
         if cjk:
-            out.extend(_cjk_terms(cjk))
+            out.extend(_cjk_terms(run))
         else:
-            out.append(word_term(word))
+            out.append(word_term(run))
     return out
 
 
@@ -128,12 +154,11 @@ def query_terms(query: str, *, drop_stop_words: bool = True) -> list[str]:
     """
     every: dict[str, None] = {}
     kept: dict[str, None] = {}
-    for match in _TOKEN.finditer(normalize(query)):
-        cjk, word = match.group(1), match.group(2)
-        found = (_cjk_terms(cjk)[:-1] or [cjk]) if cjk else [word_term(word)]
+    for run, cjk in _runs(normalize(query)):
+        found = (_cjk_terms(run)[:-1] or [run]) if cjk else [word_term(run)]
         for term in found:
             every.setdefault(term, None)
-            if not (drop_stop_words and word is not None and word in STOP_WORDS):
+            if not (drop_stop_words and not cjk and run in STOP_WORDS):
                 kept.setdefault(term, None)
     return list(kept or every)[:MAX_QUERY_TERMS]
 
@@ -141,13 +166,12 @@ def query_terms(query: str, *, drop_stop_words: bool = True) -> list[str]:
 def term_words(query: str) -> dict[str, str]:
     """Return each query term with the word it came from (for ``--explain``): stem → word."""
     out: dict[str, str] = {}
-    for match in _TOKEN.finditer(normalize(query)):
-        cjk, word = match.group(1), match.group(2)
+    for run, cjk in _runs(normalize(query)):
         if cjk:
-            for term in _cjk_terms(cjk)[:-1] or [cjk]:
+            for term in _cjk_terms(run)[:-1] or [run]:
                 out.setdefault(term, term)
         else:
-            out.setdefault(word_term(word), word)
+            out.setdefault(word_term(run), run)
     return out
 
 

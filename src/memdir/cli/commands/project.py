@@ -1,0 +1,238 @@
+"""Project commands: install, uninstall, hosts, scan, find, map, stats, sync."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from memdir.cli.output import emit, json_option, resolve, store_option
+from memdir.hosts import HOSTS
+from memdir.kernel.text import truncate
+from memdir.service import project
+
+HOST_CHOICE = click.Choice(sorted(HOSTS))
+
+
+def _render_plan(v: dict[str, Any], verb: str) -> str:
+    if not v["changed"]:
+        return f"{verb}: nothing to change for {v['host']} in {v['dir']}"
+    lines = [f"{verb} {v['host']} in {v['dir']}:"]
+    lines += [f"  {c['path']}: {c['change']}" for c in v["changed"]]
+    return "\n".join(lines)
+
+
+@click.command()
+@click.option("--host", required=True, type=HOST_CHOICE, help="The coding agent to wire up.")
+@click.option(
+    "--dir",
+    "directory",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=".",
+    show_default=True,
+    help="The project folder.",
+)
+@json_option
+def install(host: str, directory: Path, as_json: bool) -> None:
+    """Wire memdir into a host: hooks, MCP server entry, instruction block.
+
+    Creates the store if needed; idempotent; a malformed host config is left
+    byte-identical and the command fails. `memdir uninstall` removes exactly
+    what this added.
+
+    \b
+    Example:
+        memdir install --host claude-code
+    """
+    plan = project.install(directory.resolve(), host)
+    emit(plan.to_json(), as_json=as_json, render=lambda v: _render_plan(v, "installed"))
+
+
+@click.command()
+@click.option("--host", required=True, type=HOST_CHOICE, help="The coding agent to unwire.")
+@click.option(
+    "--dir",
+    "directory",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=".",
+    show_default=True,
+    help="The project folder.",
+)
+@json_option
+def uninstall(host: str, directory: Path, as_json: bool) -> None:
+    """Remove exactly what `memdir install` added for a host.
+
+    \b
+    Example:
+        memdir uninstall --host claude-code
+    """
+    plan = project.install(directory.resolve(), host, remove=True)
+    emit(plan.to_json(), as_json=as_json, render=lambda v: _render_plan(v, "uninstalled"))
+
+
+@click.command()
+@json_option
+def hosts(as_json: bool) -> None:
+    """List the hosts memdir knows and the hook events each one fires.
+
+    \b
+    Example:
+        memdir hosts
+    """
+
+    def render(v: dict[str, Any]) -> str:
+        lines = []
+        for row in v["results"]:
+            fired = [e for e, name in row["events"].items() if name]
+            missing = [e for e, name in row["events"].items() if not name]
+            state = "install" if row["installable"] else "listed"
+            lines.append(f"{row['host']:<12} {state:<8} {row['title']}")
+            lines.append(f"    events: {', '.join(fired)}")
+            if missing:
+                lines.append(f"    lacks:  {', '.join(missing)} (memdir loses only those features)")
+            if row["notes"]:
+                lines.append(f"    note:   {row['notes']}")
+        return "\n".join(lines)
+
+    emit({"results": project.hosts()}, as_json=as_json, render=render)
+
+
+@click.command()
+@store_option
+@json_option
+def scan(store: Path | None, as_json: bool) -> None:
+    """Build the project's file map (anatomy.json and anatomy.md in the store).
+
+    Respects .gitignore; never enters virtualenvs, dependency, vendored or build
+    trees; never follows a symlink out of the project; never lists secret files.
+
+    \b
+    Example:
+        memdir scan
+    """
+    result = project.scan(resolve(store))
+
+    def render(v: dict[str, Any]) -> str:
+        skipped = ", ".join(f"{n} {why}" for why, n in v["skipped"].items()) or "none"
+        return f"mapped {v['files']} files in {v['seconds']} s; skipped: {skipped}"
+
+    emit(result.to_json(), as_json=as_json, render=render)
+
+
+@click.command()
+@click.argument("query")
+@click.option(
+    "-n",
+    "--limit",
+    type=click.IntRange(1, 500),
+    default=20,
+    show_default=True,
+    help="Most files to list.",
+)
+@store_option
+@json_option
+def find(query: str, limit: int, store: Path | None, as_json: bool) -> None:
+    """Find project files by path, symbol names and description (from the file map).
+
+    \b
+    Example:
+        memdir find "store lock"
+    """
+    found = project.find(resolve(store), query, limit)
+    emit(
+        {"results": found},
+        as_json=as_json,
+        render=lambda v: (
+            "\n".join(
+                f"{r['path']}  (~{r['tokens']} tok)  {truncate(r['description'], 80)}"
+                for r in v["results"]
+            )
+            or f"no files match {query!r}"
+        ),
+    )
+
+
+@click.command(name="map")
+@click.option(
+    "--budget",
+    "budget",
+    type=click.IntRange(50, 100_000),
+    default=1000,
+    show_default=True,
+    help="Token budget for the map.",
+)
+@click.option("--session", "session_id", default=None, help="Seed with this session's files.")
+@store_option
+@json_option
+def map_(budget: int, session_id: str | None, store: Path | None, as_json: bool) -> None:
+    """Print the most central files (PageRank over imports) fitted to a token budget.
+
+    Seeded by the files the latest (or given) session read and wrote.
+
+    \b
+    Example:
+        memdir map --budget 500
+    """
+    rows = project.central_map(resolve(store), budget_tokens=budget, session_id=session_id)
+    emit(
+        {"results": rows},
+        as_json=as_json,
+        render=lambda v: "\n".join(r["line"] for r in v["results"]) or "no files",
+    )
+
+
+@click.command()
+@click.option("--session", "session_id", default=None, help="Only this session.")
+@store_option
+@json_option
+def stats(session_id: str | None, store: Path | None, as_json: bool) -> None:
+    """Show the token ledger (injected, read, refused re-reads) and record counts.
+
+    \b
+    Example:
+        memdir stats
+    """
+    found = project.stats(resolve(store), session_id)
+
+    def render(v: dict[str, Any]) -> str:
+        t = v["totals"]
+        lines = [
+            "records: " + ", ".join(f"{n} {s}" for s, n in sorted(v["records"].items())),
+            f"tokens injected by memdir: {t['injected_tokens']}",
+            f"reads: {t['reads']} (~{t['read_tokens']} tokens); full re-reads refused: "
+            f"{t['denied']} (~{t['denied_tokens']} tokens saved)",
+            f"sessions: {len(v['sessions'])}",
+        ]
+        for s in v["sessions"][:10]:
+            lines.append(
+                f"  {s['session']}: {s['prompts']} prompts, {s['tool_calls']} tool calls, "
+                f"{s['files_written']} files written, {s['beliefs']} beliefs saved"
+            )
+        return "\n".join(lines)
+
+    emit(found, as_json=as_json, render=render)
+
+
+@click.command()
+@click.option("--logs", "logs_only", is_flag=True, help="Only the journal, action log and anatomy.")
+@store_option
+@json_option
+def sync(logs_only: bool, store: Path | None, as_json: bool) -> None:
+    """Commit the journal, action log, anatomy and hand-edited records to the store's git.
+
+    \b
+    Example:
+        memdir sync
+    """
+    done = project.sync(resolve(store), logs_only=logs_only)
+    emit(
+        done.to_json(),
+        as_json=as_json,
+        render=lambda v: (
+            f"committed {len(v['committed'])} file(s)" if v["committed"] else "nothing to commit"
+        ),
+    )
+
+
+COMMANDS = [install, uninstall, hosts, scan, find, map_, stats, sync]

@@ -1,0 +1,95 @@
+"""What a hook handler works with: the store, the project, a deadline, lazily opened parts.
+
+Everything slow is opened on first use and bounded by the deadline: the index waits for other
+writers only as long as the hook has left, and so do the store and session locks.
+
+Imports: standard library and the kernel only.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from memdir.kernel import manifest
+from memdir.kernel.redact import is_secret_path
+
+TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
+if TYPE_CHECKING:
+    from memdir.kernel.index import Index
+    from memdir.kernel.lifecycle import Handle
+    from memdir.kernel.manifest import Manifest
+
+MIN_WAIT_SECONDS = 0.05
+
+
+class Context:
+    """One hook invocation's view of the store (SQLite and the lifecycle load on first use)."""
+
+    def __init__(self, store: Path, project: Path, deadline: float) -> None:
+        self.store = store
+        self.project = project
+        self.deadline = deadline  # time.monotonic() value past which the hook gives up
+        self._index: Index | None = None
+        self._manifest: Manifest | None = None
+
+    def remaining(self) -> float:
+        """Return the seconds left before the deadline (at least a token wait)."""
+        return max(self.deadline - time.monotonic(), MIN_WAIT_SECONDS)
+
+    def expired(self) -> bool:
+        """Return whether the deadline has passed."""
+        return time.monotonic() >= self.deadline
+
+    @property
+    def settings(self) -> Manifest:
+        """The store's manifest, read once."""
+        if self._manifest is None:
+            self._manifest = manifest.load(self.store)
+        return self._manifest
+
+    @property
+    def index(self) -> Index:
+        """The store's index, opened once with a busy timeout bounded by the deadline."""
+        if self._index is None:
+            from memdir.kernel.index import Index
+
+            self._index = Index(self.store, busy_timeout_seconds=self.remaining())
+        return self._index
+
+    def handle(self) -> Handle:
+        """Return a lifecycle handle (canonical files only: hooks never parse hand edits)."""
+        from memdir.kernel.lifecycle import Handle
+
+        return Handle(self.store, self.index, self.settings, None, self.remaining())
+
+    def relative(self, path: str) -> str | None:
+        """Return ``path`` relative to the project, or ``None`` when it must not be recorded.
+
+        ``None`` for paths outside the project (symlinks resolved, DESIGN §10.4), inside the
+        store, and for secret files (DESIGN §10.5).
+        """
+        if not path:
+            return None
+        candidate = Path(path)
+        if not candidate.is_absolute():
+            candidate = self.project / candidate
+        try:
+            resolved = candidate.resolve()
+            root = self.project.resolve()
+        except (OSError, RuntimeError):
+            return None
+        if not resolved.is_relative_to(root):
+            return None
+        rel = resolved.relative_to(root).as_posix()
+        if rel == "." or rel.split("/")[0] == self.store.name or is_secret_path(rel):
+            return None
+        if is_secret_path(candidate.name):
+            return None
+        return rel
+
+    def close(self) -> None:
+        """Close what was opened."""
+        if self._index is not None:
+            self._index.close()
+            self._index = None

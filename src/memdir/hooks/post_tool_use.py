@@ -1,0 +1,143 @@
+"""PostToolUse: the action log, the session's read state, the anatomy of changed files.
+
+Every tool event appends one row to ``actions/YYYY-MM-DD.jsonl`` first, with a single
+``O_APPEND`` write and no lock, so a slow or timed-out hook never loses it. Paths are relative
+to the project; paths outside it (symlinks resolved), inside the store, or naming secret files
+are never recorded (DESIGN §10.4, §10.5). Bash commands are redacted and cut to 300 characters.
+
+A changed file's anatomy entry is updated under the store lock; when the lock is not free in
+time, the path goes to ``state/anatomy-spool.jsonl`` and the next update or ``memdir scan``
+merges it.
+
+Imports: standard library and the kernel only.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from memdir.hooks.context import Context
+from memdir.hooks.payload import HookEvent, HookResult
+from memdir.kernel import jsonl, session
+from memdir.kernel.clock import now_iso
+from memdir.kernel.errors import LockTimeoutError
+from memdir.kernel.lock import store_lock
+from memdir.kernel.paths import state_dir
+from memdir.kernel.redact import redact
+from memdir.kernel.text import truncate
+
+TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
+
+FILE_TOOLS = ("Read", "Write", "Edit", "MultiEdit")
+CHANGING_TOOLS = ("Write", "Edit", "MultiEdit")
+SPOOL = "anatomy-spool.jsonl"
+COMMAND_CHARS = 300
+_BELIEF_COMMAND = re.compile(r"(?:^|[\s;&|(])memdir\s+(?:remember|correct)\b")
+_BELIEF_TOOL = re.compile(r"^mcp__memdir__(?:memory_remember|memory_correct)$")
+
+
+def _succeeded(response: Any) -> bool:
+    if isinstance(response, dict):
+        if response.get("success") is False or response.get("error") or response.get("is_error"):
+            return False
+        return not response.get("interrupted", False)
+    return response is not None
+
+
+def action_row(event: HookEvent, rel: str | None) -> dict[str, Any] | None:
+    """Return the action-log row for a tool event, or ``None`` when nothing may be recorded."""
+    row: dict[str, Any] = {"at": now_iso(), "session": event.session, "tool": event.tool}
+    if event.subagent:
+        row["subagent"] = True
+    if event.tool in FILE_TOOLS:
+        if rel is None:
+            return None  # outside the project, inside the store, or a secret file
+        row["path"] = rel
+    elif event.tool == "Bash":
+        command = event.tool_input.get("command")
+        row["command"] = (
+            truncate(redact(command), COMMAND_CHARS) if isinstance(command, str) else ""
+        )
+    row["ok"] = _succeeded(event.tool_response)
+    return row
+
+
+def _update_anatomy(context: Context, paths: list[str]) -> None:
+    from memdir.kernel import anatomy  # only when a file changed
+
+    spool = state_dir(context.store) / SPOOL
+    try:
+        with store_lock(context.store, "anatomy", context.remaining() / 2):
+            pending = [
+                *(line.value.get("path") for line in jsonl.read_tail(spool, 0).lines if line.value),
+                *paths,
+            ]
+            data = anatomy.load(context.store)
+            for rel in dict.fromkeys(p for p in pending if isinstance(p, str)):
+                entry = anatomy.read_entry(context.project, rel)
+                if entry is None:
+                    data["files"].pop(rel, None)
+                else:
+                    data["files"][rel] = entry.to_json()
+                    anatomy.resolve_entry(data, rel)
+            anatomy.save(context.store, data)
+            if spool.exists():
+                spool.unlink()
+    except (LockTimeoutError, anatomy.AnatomyUnreadableError):
+        for rel in paths:
+            jsonl.append_line(spool, {"path": rel, "at": now_iso()})
+
+
+def handle(event: HookEvent, context: Context) -> HookResult | None:
+    """Record one tool event; never answers the host."""
+    rel = context.relative(event.file_path) if event.tool in FILE_TOOLS else None
+    row = action_row(event, rel)
+    if row is not None:
+        jsonl.append_line(context.store / "actions" / f"{row['at'][:10]}.jsonl", row)
+    belief = bool(
+        (event.tool == "Bash" and _BELIEF_COMMAND.search(str(event.tool_input.get("command", ""))))
+        or _BELIEF_TOOL.match(event.tool)
+    )
+    ok = bool(row and row["ok"])
+    with session.editing(context.store, event.session, context.remaining()) as state:
+        state["tool_calls"] += 1
+        if belief and ok:
+            state["beliefs"] += 1
+        if rel is not None and ok and not event.subagent and event.tool == "Read":
+            _record_read(state, context, event, rel)
+        if rel is not None and ok and event.tool in CHANGING_TOOLS:
+            state["reads"].pop(rel, None)  # the file changed: a new full read is legitimate
+            if rel not in state["written"]:
+                state["written"].append(rel)
+    if rel is not None and ok and event.tool in CHANGING_TOOLS:
+        _update_anatomy(context, [rel])
+    return None
+
+
+def _record_read(state: dict[str, Any], context: Context, event: HookEvent, rel: str) -> None:
+    try:
+        stat = os.stat(context.project / rel)
+    except OSError:
+        return
+    full = all(event.tool_input.get(k) in (None, "", 0) for k in ("offset", "limit", "pages"))
+    tokens = -(-stat.st_size // 4)
+    previous = state["reads"].get(rel, {})
+    same = (
+        previous.get("mtime_ns") == stat.st_mtime_ns
+        and previous.get("size") == stat.st_size
+        and previous.get("generation") == state["generation"]
+    )
+    state["reads"][rel] = {
+        "mtime_ns": stat.st_mtime_ns,
+        "size": stat.st_size,
+        "generation": state["generation"],
+        "full": full or bool(same and previous.get("full")),
+        "denied": previous.get("denied", 0) if same else 0,
+        "tokens": tokens,
+    }
+
+    state["ledger"]["reads"] += 1
+    state["ledger"]["read_tokens"] += tokens

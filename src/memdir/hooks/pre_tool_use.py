@@ -1,0 +1,64 @@
+"""PreToolUse: the duplicate-read gate (DESIGN §7).
+
+A full read (no ``offset``/``limit``) of a file this session already read in full, unchanged on
+disk since (same size and modification time), in the current context generation (no compaction
+or /clear since), by the main agent (not a subagent), is refused once per file. The reason tells
+the agent to reuse its earlier read or pass ``offset``/``limit``, and that a retry passes, so the
+gate can never deadlock a real need. ``[hooks] duplicate_read`` is ``deny`` (default), ``warn``
+(allow, with a note) or ``off``.
+
+The refusal travels on the host's JSON channel with exit 0, never as an exit code a host might
+ignore (case B35).
+
+Imports: standard library and the kernel only.
+"""
+
+from __future__ import annotations
+
+import os
+
+from memdir.hooks.context import Context
+from memdir.hooks.payload import HookEvent, HookResult
+from memdir.kernel import session
+
+
+def handle(event: HookEvent, context: Context) -> HookResult | None:
+    """Refuse (or warn about) a duplicate full read; otherwise stay silent."""
+    if event.tool != "Read" or event.subagent:
+        return None
+    mode = context.settings.duplicate_read
+    if mode == "off":
+        return None
+    if any(event.tool_input.get(key) not in (None, "", 0) for key in ("offset", "limit", "pages")):
+        return None  # a ranged read is always allowed
+    rel = context.relative(event.file_path)
+    if rel is None:
+        return None
+    try:
+        stat = os.stat(context.project / rel)
+    except OSError:
+        return None
+    with session.editing(context.store, event.session, context.remaining()) as state:
+        earlier = state["reads"].get(rel)
+        if (
+            not earlier
+            or not earlier.get("full")
+            or earlier.get("generation") != state["generation"]
+            or earlier.get("mtime_ns") != stat.st_mtime_ns
+            or earlier.get("size") != stat.st_size
+            or earlier.get("denied")
+        ):
+            return None
+        earlier["denied"] = 1
+        tokens = int(earlier.get("tokens", 0))
+        if mode == "deny":
+            state["ledger"]["denied"] += 1
+            state["ledger"]["denied_tokens"] += tokens
+    message = (
+        f"memdir: {rel} was already read in full in this session and has not changed on disk "
+        f"since (~{tokens} tokens). Reuse the earlier read, or pass offset/limit to read part of "
+        "it. Retrying the same full read is allowed."
+    )
+    if mode == "warn":
+        return HookResult(context=message)
+    return HookResult(deny_reason=message)

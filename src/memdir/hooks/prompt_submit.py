@@ -1,0 +1,87 @@
+"""UserPromptSubmit: journal the prompt, store explicit requests, remind, recall.
+
+1. The prompt goes to the journal, secrets masked and ``<private>`` spans dropped first.
+2. A sentence that asks to remember something ("remember that…", "from now on…", "记住…")
+   is the owner speaking: it is written as an ``owner`` record citing the journal line
+   (DESIGN §8). A secret or a rejected belief is refused, and the agent is told so.
+3. Reminders queued by Stop are delivered once.
+4. Records relevant to the prompt are injected, only above ``[recall] prompt_min_score`` and
+   leaving out what this session was already shown.
+
+Imports: standard library and the kernel only.
+"""
+
+from __future__ import annotations
+
+from memdir.hooks.context import Context
+from memdir.hooks.payload import HookEvent, HookResult
+from memdir.kernel import digest, journal, session
+from memdir.kernel.errors import MemdirError
+from memdir.kernel.explicit import find_requests
+from memdir.kernel.text import estimate_tokens
+
+
+def _store_requests(
+    event: HookEvent, context: Context, citation: str
+) -> tuple[list[str], list[str]]:
+    notes: list[str] = []
+    stored: list[str] = []
+    requests = find_requests(event.prompt)[:3]
+    if not requests:
+        return notes, stored
+    from memdir.kernel import lifecycle  # only when the person asked to remember something
+
+    for request in requests:
+        if context.expired():
+            break
+        try:
+            done = lifecycle.remember(
+                context.handle(),
+                request.text,
+                kind=request.kind,
+                origin="owner",
+                channel="hook",
+                session=event.session,
+                journal=citation,
+            )
+        except MemdirError as err:
+            notes.append(f'memdir did not store "{request.text}": {err}')
+            continue
+        verb = "stored" if done.created else "already knew (updated)"
+        notes.append(f'memdir {verb} {done.record.id} ({done.record.kind}): "{done.record.text}"')
+        stored.append(done.record.id)
+    return notes, stored
+
+
+def handle(event: HookEvent, context: Context) -> HookResult | None:
+    """Journal, store, remind and recall for one prompt; return what to inject."""
+    if not event.prompt.strip():
+        return None
+    citation = ""
+    try:
+        ref = journal.append_turn(context.store, "user", event.prompt, session=event.session)
+        citation = f"{ref.file}:{ref.offset}-{ref.offset + ref.length}"
+    except MemdirError:
+        pass  # a prompt that is empty once private spans are dropped is not journaled
+    notes, stored = _store_requests(event, context, citation)
+    with session.editing(context.store, event.session, context.remaining()) as state:
+        state["prompts"] += 1
+        state["beliefs"] += len(stored)
+        reminders = list(state["reminders"])
+        state["reminders"] = []
+        seen = [*state["injected"], *stored]
+    settings = context.settings
+    injection = digest.prompt_recall(
+        context.index,
+        event.prompt,
+        budget_tokens=settings.prompt_tokens,
+        min_score=settings.prompt_min_score,
+        exclude=seen,
+        notes=[*notes, *reminders],
+    )
+    if not injection.text:
+        return None
+    with session.editing(context.store, event.session, context.remaining()) as state:
+        state["injected"] = list(dict.fromkeys([*state["injected"], *stored, *injection.ids]))
+        state["ledger"]["injected_tokens"] += estimate_tokens(injection.text)
+    return HookResult(context=injection.text)

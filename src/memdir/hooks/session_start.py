@@ -1,0 +1,74 @@
+"""SessionStart: inject the session digest; after compaction or /clear, evict earlier reads.
+
+``source`` is ``startup``, ``resume``, ``clear``, ``compact`` (or ``fork``). A resumed session
+keeps its state (case B37). ``compact`` and ``clear`` start a new read generation, so the
+duplicate-read gate never refuses a file whose earlier read is no longer in context, and the
+rules are re-injected even when PreCompact never ran (case B36).
+
+Imports: standard library and the kernel only.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from memdir.hooks.context import Context
+from memdir.hooks.payload import HookEvent, HookResult
+from memdir.kernel import digest, session
+from memdir.kernel.text import estimate_tokens
+
+RECENT_FILES = 12
+
+
+def _spawn_reindex(context: Context) -> None:
+    """Start a detached ``memdir reindex`` when records exist that the index has never seen."""
+    import subprocess  # rare: only for a store whose index was never built
+
+    records = context.store / "records"
+    if not records.is_dir() or not any(records.rglob("*.md")):
+        return
+    subprocess.Popen(
+        [sys.executable, "-m", "memdir", "reindex", "--store", str(context.store)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        env={**os.environ},
+    )
+
+
+def handle(event: HookEvent, context: Context) -> HookResult | None:
+    """Update the session's state and return the digest to inject."""
+    source = event.source or "startup"
+    fresh_context = source in ("compact", "clear")
+    with session.editing(context.store, event.session, context.remaining()) as state:
+        state["starts"] += 1
+        state["source"] = source
+        if fresh_context and not state.get("pending_compact"):
+            state["generation"] += 1  # PreCompact did not run (or this is /clear): evict now
+        state["pending_compact"] = False
+        if source != "resume":
+            state["injected"] = []
+        recent = list(reversed(state["written"]))[:RECENT_FILES]
+        recent += [p for p in reversed(list(state["reads"])) if p not in recent][
+            : RECENT_FILES - len(recent)
+        ]
+    index = context.index
+    if not index.list_docs(limit=1) and not index.file_stats():
+        _spawn_reindex(context)
+        return None
+    settings = context.settings
+    injection = digest.session_digest(
+        index,
+        project=context.project,
+        files=recent,
+        budget_tokens=settings.digest_tokens,
+        compacted=fresh_context,
+    )
+    if not injection.text:
+        return None
+    with session.editing(context.store, event.session, context.remaining()) as state:
+        state["injected"] = list(dict.fromkeys([*state["injected"], *injection.ids]))
+        state["ledger"]["injected_tokens"] += estimate_tokens(injection.text)
+    return HookResult(context=injection.text)

@@ -1,0 +1,44 @@
+"""Stop: journal the assistant's last message; queue a reminder to write memory. Never blocks.
+
+Stop fires at the end of every turn. When the session has changed files and no belief was
+written (by ``memdir remember``/``correct``, the MCP tools, or an explicit request in a
+prompt), a reminder is queued once for the next prompt. Stopping is never blocked: a memory
+tool must not hold a person's session hostage.
+
+Imports: standard library and the kernel only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from memdir.hooks.context import Context
+from memdir.hooks.payload import HookEvent, HookResult
+from memdir.kernel import journal, session
+from memdir.kernel.errors import MemdirError
+
+LISTED_FILES = 5
+
+
+def handle(event: HookEvent, context: Context) -> HookResult | None:
+    """Journal the turn's answer and maybe queue a reminder; return nothing."""
+    if event.subagent:
+        return None
+    if event.last_message.strip():
+        with contextlib.suppress(MemdirError):  # nothing left after private spans: no turn
+            journal.append_turn(
+                context.store, "assistant", event.last_message, session=event.session
+            )
+    with session.editing(context.store, event.session, context.remaining()) as state:
+        written = state["written"]
+        if written and not state["beliefs"] and not state["reminded"]:
+            shown = ", ".join(written[:LISTED_FILES]) + (
+                " …" if len(written) > LISTED_FILES else ""
+            )
+            state["reminders"].append(
+                f"This session changed {len(written)} file(s) ({shown}) and saved no memory. "
+                "If you learned something durable (a decision, a rule the person stated, a "
+                'gotcha), save it: `memdir remember "…" --kind decision|rule|fact`.'
+            )
+            state["reminded"] = True
+    return None

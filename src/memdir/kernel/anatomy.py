@@ -1,0 +1,548 @@
+"""Anatomy: the project's file map (path, size, token estimate, description, symbols, hash).
+
+``anatomy.json`` in the store is the source of truth; ``anatomy.md`` is rendered from it
+(DESIGN §2). A scan lists the project's files with ``git ls-files`` (so ``.gitignore`` is
+respected) or, outside git, a walk; either way it never enters virtualenvs, dependency,
+vendored, build or cache trees whatever the user's own excludes say (case B26), never follows
+a symlink out of the project or into a loop (case B27), and never lists a secret file
+(``.env*``, keys, keystores, credentials, DESIGN §10.5). Descriptions are redacted before they
+are stored. Files over :data:`MAX_DESCRIBE_BYTES` are listed but not read.
+
+An ``anatomy.json`` that cannot be read is never overwritten: the scan that replaces it first
+keeps it as ``anatomy.json.unreadable-<time>``, and hooks leave it alone.
+
+Imports: standard library only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import subprocess
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from memdir.kernel.atomic import write_text_atomic
+from memdir.kernel.clock import now_iso
+from memdir.kernel.errors import MemdirError
+from memdir.kernel.redact import is_secret_path, redact
+from memdir.kernel.text import estimate_tokens, terms, truncate
+
+ANATOMY_JSON = "anatomy.json"
+ANATOMY_MD = "anatomy.md"
+FORMAT = 1
+MAX_FILES = 20_000
+"""Most files listed; the rest are counted as skipped ("cap"), never silently dropped."""
+MAX_DESCRIBE_BYTES = 512 * 1024
+"""Files larger than this are listed by size only: descriptions and symbols are not read."""
+DESCRIPTION_CHARS = 120
+MAX_SYMBOLS = 24
+
+EXCLUDED_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".memdir",
+        ".wolf",
+        "node_modules",
+        "bower_components",
+        ".venv",
+        "venv",
+        "env",
+        ".env",
+        "site-packages",
+        "dist-packages",
+        "__pycache__",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".hypothesis",
+        ".cache",
+        ".gradle",
+        ".idea",
+        ".next",
+        ".nuxt",
+        ".svelte-kit",
+        ".turbo",
+        ".parcel-cache",
+        "target",
+        "dist",
+        "build",
+        "out",
+        "coverage",
+        "htmlcov",
+        "vendor",
+        "third_party",
+        "Pods",
+        ".terraform",
+        ".direnv",
+        ".eggs",
+        "elm-stuff",
+        ".bundle",
+        ".stack-work",
+        "_build",
+        "deps",
+    }
+)
+"""Folders never entered: environments, dependencies, vendored code, builds and caches (B26)."""
+
+GENERATED = re.compile(r"(?:\.min\.(?:js|css)|\.map|\.lock|-lock\.json|\.pyc|\.pyo|\.so|\.o|\.a)$")
+_BINARY_SNIFF_BYTES = 8192
+
+
+@dataclass
+class Entry:
+    """One file of the map."""
+
+    path: str  # relative to the project root, "/"-separated
+    size: int  # bytes
+    tokens: int  # ceil(size / 4)
+    mtime_ns: int
+    sha: str = ""  # first 16 hex of SHA-256; "" when not read
+    description: str = ""
+    symbols: list[str] = field(default_factory=list)
+    imports: list[str] = field(default_factory=list)  # project files this one imports
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the entry as stored in ``anatomy.json``."""
+        return {
+            "size": self.size,
+            "tokens": self.tokens,
+            "mtime_ns": self.mtime_ns,
+            "sha": self.sha,
+            "description": self.description,
+            "symbols": self.symbols,
+            "imports": self.imports,
+        }
+
+
+@dataclass
+class Scan:
+    """The outcome of a scan: the entries and what was skipped, by reason."""
+
+    entries: dict[str, Entry]
+    skipped: dict[str, int]
+    seconds: float
+
+    def to_json(self) -> dict[str, Any]:
+        """Return a summary for ``memdir scan --json``."""
+        return {
+            "files": len(self.entries),
+            "skipped": dict(sorted(self.skipped.items())),
+            "seconds": round(self.seconds, 3),
+        }
+
+
+class AnatomyUnreadableError(MemdirError):
+    """``anatomy.json`` exists but cannot be read; it is left as it is."""
+
+    code = "anatomy_unreadable"
+
+
+# --- listing ---------------------------------------------------------------------------------
+
+
+def _excluded(parts: Iterable[str]) -> bool:
+    return any(part in EXCLUDED_DIRS or part.endswith(".egg-info") for part in parts)
+
+
+def _git_files(root: Path) -> list[str] | None:
+    try:
+        done = subprocess.run(
+            [
+                "git",
+                "-C",
+                str(root),
+                "ls-files",
+                "-z",
+                "--cached",
+                "--others",
+                "--exclude-standard",
+            ],
+            capture_output=True,
+            check=False,
+            timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode != 0:
+        return None
+    return [p for p in done.stdout.decode("utf-8", "replace").split("\0") if p]
+
+
+def _walk_files(root: Path, skipped: dict[str, int]) -> list[str]:
+    found: list[str] = []
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        kept = []
+        for name in dirs:
+            if name in EXCLUDED_DIRS or name.endswith(".egg-info"):
+                skipped["excluded folder"] = skipped.get("excluded folder", 0) + 1
+            elif (Path(folder) / name / "pyvenv.cfg").exists():
+                skipped["virtualenv"] = skipped.get("virtualenv", 0) + 1
+            else:
+                kept.append(name)
+        dirs[:] = kept
+        rel = Path(folder).relative_to(root)
+        found += [(rel / name).as_posix() for name in files]
+    return found
+
+
+def list_files(root: Path, skipped: dict[str, int]) -> list[str]:
+    """Return the project files to map, relative and sorted, counting what was left out."""
+    listed = _git_files(root)
+    if listed is None:
+        listed = _walk_files(root, skipped)
+    out = []
+    resolved_root = root.resolve()
+    for rel in sorted(set(listed)):
+        parts = PurePosixPath(rel).parts
+        reason = None
+        if _excluded(parts[:-1]):
+            reason = "excluded folder"
+        elif is_secret_path(rel):
+            reason = "secret file"
+        elif GENERATED.search(rel):
+            reason = "generated or binary"
+        else:
+            path = root / rel
+            if path.is_symlink():
+                try:
+                    target = path.resolve(strict=True)
+                except (OSError, RuntimeError):
+                    reason = "broken or looping symlink"
+                else:
+                    if not target.is_relative_to(resolved_root):
+                        reason = "symlink out of the project"
+                    elif target.is_dir():
+                        reason = "symlinked folder"
+        if reason:
+            skipped[reason] = skipped.get(reason, 0) + 1
+            continue
+        out.append(rel)
+    return out
+
+
+# --- describing ------------------------------------------------------------------------------
+
+_PY_DOC = re.compile(
+    r'^\s*(?:#![^\n]*\n)?(?:#[^\n]*\n|\s)*[rubRUB]*("""|\'\'\')\s*(.+?)\s*(?:\1|\n)', re.S
+)
+_COMMENT = re.compile(r"^\s*(?://+|#+|/\*+|\*(?=\s)|--|;+)\s*(.+?)\s*(?:\*/)?$")
+_HEADING = re.compile(r"^\s*#{1,6}\s+(.+?)\s*$")
+_SYMBOLS = [
+    re.compile(r"^(?:async\s+)?def\s+([A-Za-z_]\w*)|^class\s+([A-Za-z_]\w*)", re.M),  # Python
+    re.compile(
+        r"^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?(?:function\*?|class|interface|type|enum)"
+        r"\s+([A-Za-z_$][\w$]*)|^\s*export\s+(?:const|let|var)\s+([A-Za-z_$][\w$]*)",
+        re.M,
+    ),  # JavaScript / TypeScript
+    re.compile(r"^func\s+(?:\([^)]*\)\s*)?([A-Za-z_]\w*)|^type\s+([A-Za-z_]\w*)", re.M),  # Go
+    re.compile(r"^\s*(?:pub\s+)?(?:fn|struct|enum|trait)\s+([A-Za-z_]\w*)", re.M),  # Rust
+]
+_LANG_SYMBOLS = {
+    ".py": 0,
+    ".js": 1,
+    ".jsx": 1,
+    ".ts": 1,
+    ".tsx": 1,
+    ".mjs": 1,
+    ".cjs": 1,
+    ".go": 2,
+    ".rs": 3,
+}
+_PY_IMPORT = re.compile(r"^\s*(?:from\s+(\.*[\w.]*)\s+import|import\s+([\w.]+))", re.M)
+_JS_IMPORT = re.compile(
+    r"""(?:import\s[^'"]*?from\s*|import\s*\(?\s*|require\s*\(\s*)['"]([^'"]+)['"]"""
+)
+
+
+def _describe(rel: str, text: str) -> str:
+    suffix = PurePosixPath(rel).suffix.lower()
+    found = ""
+    if suffix == ".py":
+        match = _PY_DOC.match(text)
+        if match:
+            found = match.group(2)
+    if not found and suffix in {".md", ".markdown", ".rst", ".txt"}:
+        for line in text.splitlines()[:40]:
+            heading = _HEADING.match(line)
+            if heading:
+                found = heading.group(1)
+                break
+    if not found:
+        for line in text.splitlines()[:15]:
+            match = _COMMENT.match(line)
+            if match and not line.lstrip().startswith("#!") and len(match.group(1)) > 3:
+                found = match.group(1)
+                break
+    return truncate(redact(" ".join(found.split())), DESCRIPTION_CHARS)
+
+
+def _symbols(rel: str, text: str) -> list[str]:
+    which = _LANG_SYMBOLS.get(PurePosixPath(rel).suffix.lower())
+    if which is None:
+        return []
+    names: list[str] = []
+    for match in _SYMBOLS[which].finditer(text):
+        name = next((g for g in match.groups() if g), None)
+        if name and name not in names:
+            names.append(name)
+        if len(names) >= MAX_SYMBOLS:
+            break
+    return names
+
+
+def _raw_imports(rel: str, text: str) -> list[str]:
+    suffix = PurePosixPath(rel).suffix.lower()
+    if suffix == ".py":
+        return [m.group(1) or m.group(2) for m in _PY_IMPORT.finditer(text)]
+    if suffix in {".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".vue", ".svelte"}:
+        return [m.group(1) for m in _JS_IMPORT.finditer(text)]
+    return []
+
+
+def _resolve_import(rel: str, name: str, known: set[str]) -> str | None:
+    here = PurePosixPath(rel).parent
+    suffix = PurePosixPath(rel).suffix.lower()
+    candidates: list[str] = []
+    if suffix == ".py":
+        dots = len(name) - len(name.lstrip("."))
+        module = name.lstrip(".").replace(".", "/")
+        bases = [here]
+        for _ in range(max(dots - 1, 0)):
+            bases = [bases[0].parent]
+        if dots == 0:
+            bases = [PurePosixPath(""), PurePosixPath("src"), here]
+        for base in bases:
+            stem = (base / module).as_posix() if module else base.as_posix()
+            candidates += [f"{stem}.py", f"{stem}/__init__.py"]
+    elif name.startswith("."):
+        stem = os.path.normpath((here / name).as_posix())
+        candidates += [stem] + [f"{stem}{ext}" for ext in (".ts", ".tsx", ".js", ".jsx", ".mjs")]
+        candidates += [f"{stem}/index{ext}" for ext in (".ts", ".tsx", ".js", ".jsx")]
+    for candidate in candidates:
+        clean = candidate.lstrip("./") if candidate.startswith("./") else candidate
+        if clean in known and clean != rel:
+            return clean
+    return None
+
+
+def read_entry(root: Path, rel: str) -> Entry | None:
+    """Describe one project file, or return ``None`` when it is gone or not a regular file."""
+    path = root / rel
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    if not os.path.isfile(path):
+        return None
+    entry = Entry(rel, stat.st_size, -(-stat.st_size // 4), stat.st_mtime_ns)
+
+    if stat.st_size > MAX_DESCRIBE_BYTES:
+        return entry
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return entry
+    entry.sha = hashlib.sha256(data).hexdigest()[:16]
+    if b"\0" in data[:_BINARY_SNIFF_BYTES]:
+        return entry
+    text = data.decode("utf-8", "replace")
+    entry.description = _describe(rel, text)
+    entry.symbols = _symbols(rel, text)
+    entry.imports = _raw_imports(rel, text)  # resolved against the whole map afterwards
+    return entry
+
+
+def resolve_entry(data: dict[str, Any], rel: str) -> None:
+    """Resolve one stored entry's raw import names to the project files they name."""
+    entry = data["files"][rel]
+    known = set(data["files"])
+    resolved: list[str] = []
+    for name in entry.get("imports", []):
+        target = name if name in known else _resolve_import(rel, name, known)
+        if target and target != rel and target not in resolved:
+            resolved.append(target)
+    entry["imports"] = resolved
+
+
+def _resolve_all(entries: dict[str, Entry]) -> None:
+
+    known = set(entries)
+    for rel, entry in entries.items():
+        resolved = []
+        for name in entry.imports:
+            target = _resolve_import(rel, name, known) if name not in known else name
+            if target and target not in resolved:
+                resolved.append(target)
+        entry.imports = resolved
+
+
+def scan(root: Path, *, max_files: int = MAX_FILES) -> Scan:
+    """Map the project at ``root``; see the module docstring for what is left out."""
+    started = time.monotonic()
+    skipped: dict[str, int] = {}
+    files = list_files(root, skipped)
+    if len(files) > max_files:
+        skipped["over the file cap"] = len(files) - max_files
+        files = files[:max_files]
+    entries: dict[str, Entry] = {}
+    for rel in files:
+        entry = read_entry(root, rel)
+        if entry is not None:
+            entries[rel] = entry
+    _resolve_all(entries)
+    return Scan(entries, skipped, time.monotonic() - started)
+
+
+# --- storing ---------------------------------------------------------------------------------
+
+
+def load(store: Path) -> dict[str, Any]:
+    """Read ``anatomy.json``: ``{"files": {path: entry}}``; an empty map when there is none.
+
+    Raises:
+        AnatomyUnreadableError: the file exists but is not a readable anatomy.
+    """
+    path = store / ANATOMY_JSON
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {"format": FORMAT, "files": {}}
+    except (OSError, ValueError) as exc:
+        raise AnatomyUnreadableError(
+            f"{path} cannot be read ({exc}); it was left as it is. `memdir scan` keeps a copy "
+            "and rebuilds it"
+        ) from exc
+    if not isinstance(data, dict) or not isinstance(data.get("files"), dict):
+        raise AnatomyUnreadableError(f"{path} is not an anatomy map; it was left as it is")
+    return data
+
+
+def save(store: Path, data: dict[str, Any]) -> None:
+    """Write ``anatomy.json`` atomically and re-render ``anatomy.md``."""
+    data["format"] = FORMAT
+    data["updated_at"] = now_iso()
+    write_text_atomic(
+        store / ANATOMY_JSON, json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
+    )
+    write_text_atomic(store / ANATOMY_MD, render_markdown(data))
+
+
+def keep_unreadable(store: Path) -> Path | None:
+    """Move an unreadable ``anatomy.json`` aside (never delete it); return where it went."""
+    path = store / ANATOMY_JSON
+    if not path.exists():
+        return None
+    try:
+        load(store)
+    except AnatomyUnreadableError:
+        target = store / f"{ANATOMY_JSON}.unreadable-{int(time.time())}"
+        os.replace(path, target)
+        return target
+    return None
+
+
+def render_markdown(data: dict[str, Any]) -> str:
+    """Return ``anatomy.md``: one line per file, grouped by folder."""
+    lines = ["# Project anatomy", "", "Generated by memdir from anatomy.json; do not edit.", ""]
+    folder = None
+    for rel in sorted(data["files"]):
+        entry = data["files"][rel]
+        parent = str(PurePosixPath(rel).parent)
+        if parent != folder:
+            folder = parent
+            lines += ["", f"## {'/' if parent == '.' else parent + '/'}"]
+        desc = f" — {entry['description']}" if entry.get("description") else ""
+        lines.append(f"- `{PurePosixPath(rel).name}` (~{entry.get('tokens', 0)} tok){desc}")
+    return "\n".join(lines) + "\n"
+
+
+def find(
+    data: dict[str, Any], query: str, limit: int = 20
+) -> list[tuple[str, dict[str, Any], float]]:
+    """Return files whose path, description or symbols match ``query``, best first."""
+    wanted = set(terms(query))
+    if not wanted:
+        return []
+    scored = []
+    for rel, entry in data["files"].items():
+        path_terms = set(terms(rel.replace("/", " ").replace("_", " ").replace(".", " ")))
+        symbol_terms = set(terms(" ".join(entry.get("symbols", []))))
+        desc_terms = set(terms(entry.get("description", "")))
+        score = 3.0 * len(wanted & path_terms) + 2.0 * len(wanted & symbol_terms)
+        score += 1.0 * len(wanted & desc_terms)
+        if score:
+            scored.append((rel, entry, score))
+    scored.sort(key=lambda item: (-item[2], item[0]))
+    return scored[:limit]
+
+
+DAMPING = 0.85
+"""PageRank's damping factor (Brin & Page 1998): the chance of following an edge vs. restarting."""
+ITERATIONS = 40
+
+
+def rank(data: dict[str, Any], seeds: Iterable[str] = ()) -> dict[str, float]:
+    """Return personalised PageRank over import edges (importer → imported), summing to 1.
+
+    Restarts go to ``seeds`` (the files this session touched) when any are in the map, else to
+    every file, so a file many seeds depend on ranks high. Dangling files restart too.
+    """
+    files = data["files"]
+    nodes = sorted(files)
+    if not nodes:
+        return {}
+    seeded = [s for s in seeds if s in files]
+    restart = dict.fromkeys(nodes, 0.0)
+    for node in seeded or nodes:
+        restart[node] += 1.0 / len(seeded or nodes)
+    scores = dict(restart)
+    for _ in range(ITERATIONS):
+        following = {n: (1 - DAMPING) * restart[n] for n in nodes}
+        lost = 0.0
+        for node in nodes:
+            targets = [t for t in files[node].get("imports", []) if t in files]
+            if targets:
+                share = DAMPING * scores[node] / len(targets)
+                for target in targets:
+                    following[target] += share
+            else:
+                lost += DAMPING * scores[node]
+        for node in nodes:
+            following[node] += lost * restart[node]
+        scores = following
+    return scores
+
+
+def central_map(
+    data: dict[str, Any], seeds: Iterable[str] = (), budget_tokens: int = 1000
+) -> list[tuple[str, str, float]]:
+    """Return ``(path, line, score)`` for the most central files whose lines fit the budget.
+
+    A line is ``path — description (~N tok)``; the budget counts the lines' own tokens.
+    """
+    scores = rank(data, seeds)
+    chosen = []
+    used = 0
+    for rel in sorted(scores, key=lambda n: (-scores[n], n)):
+        if scores[rel] <= 0:
+            break
+        entry = data["files"][rel]
+
+        desc = f" — {entry['description']}" if entry.get("description") else ""
+        line = f"{rel}{desc} (~{entry.get('tokens', 0)} tok)"
+        cost = estimate_tokens(line) + 1
+        if used + cost > budget_tokens:
+            continue
+        chosen.append((rel, line, scores[rel]))
+        used += cost
+    return chosen

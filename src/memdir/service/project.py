@@ -1,0 +1,195 @@
+"""Use cases about the project around a store: anatomy, hosts, sessions, syncing the logs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memdir.hosts import HOSTS, get_host
+from memdir.hosts import install as installer
+from memdir.kernel import anatomy, gitio, paths, session
+from memdir.kernel.errors import MemdirError, NotFoundError
+from memdir.kernel.hookio import CANONICAL_EVENTS
+from memdir.kernel.lock import store_lock
+from memdir.service import init
+
+
+def project_root(store: Path) -> Path:
+    """Return the project a store belongs to (the folder holding ``.memdir``)."""
+    return store.parent if store.name == paths.STORE_DIRNAME else store
+
+
+# --- anatomy ---------------------------------------------------------------------------------
+
+
+def scan(store: Path) -> anatomy.Scan:
+    """Rebuild ``anatomy.json`` for the store's project; an unreadable one is kept aside first.
+
+    Raises:
+        LockTimeoutError: another writer held the store.
+    """
+    project = project_root(store)
+    result = anatomy.scan(project)
+    data = {
+        "files": {rel: e.to_json() for rel, e in result.entries.items()},
+        "skipped": result.skipped,
+    }
+    with store_lock(store, "scan"):
+        kept = anatomy.keep_unreadable(store)
+        if kept is not None:
+            result.skipped["unreadable anatomy kept as " + kept.name] = 1
+        spool = store / "state" / "anatomy-spool.jsonl"
+        spool.unlink(missing_ok=True)  # a full scan covers every spooled path
+        anatomy.save(store, data)
+    return result
+
+
+def _anatomy(store: Path) -> dict[str, Any]:
+    data = anatomy.load(store)
+    if not data["files"]:
+        raise NotFoundError("no anatomy yet; run `memdir scan` first")
+    return data
+
+
+def find(store: Path, query: str, limit: int = 20) -> list[dict[str, Any]]:
+    """Search the file map by path, symbols and description."""
+    found = anatomy.find(_anatomy(store), query, limit)
+    return [
+        {
+            "path": rel,
+            "score": score,
+            "description": e.get("description", ""),
+            "symbols": e.get("symbols", []),
+            "tokens": e.get("tokens", 0),
+        }
+        for rel, e, score in found
+    ]
+
+
+def central_map(
+    store: Path, *, budget_tokens: int, session_id: str | None = None
+) -> list[dict[str, Any]]:
+    """Return the most central files (PageRank over imports, seeded by a session's files)."""
+    data = _anatomy(store)
+    seeds: list[str] = []
+    states = [session.load(store, session_id)] if session_id else session.all_states(store)[:1]
+    for state in states:
+        seeds += list(state.get("written", [])) + list(state.get("reads", {}))
+    return [
+        {"path": rel, "line": line, "score": round(score, 6)}
+        for rel, line, score in anatomy.central_map(data, seeds, budget_tokens)
+    ]
+
+
+# --- sessions --------------------------------------------------------------------------------
+
+
+def stats(store: Path, session_id: str | None = None) -> dict[str, Any]:
+    """Return the token ledger per session and in total, plus record counts."""
+    from memdir.service import opened
+
+    states = [session.load(store, session_id)] if session_id else session.all_states(store)
+    totals: dict[str, int] = dict.fromkeys(session.LEDGER_KEYS, 0)
+    rows = []
+    for state in states:
+        ledger = state.get("ledger", {})
+        for key in totals:
+            totals[key] += int(ledger.get(key, 0))
+        rows.append(
+            {
+                "session": state.get("id"),
+                "started_at": state.get("started_at"),
+                "updated_at": state.get("updated_at"),
+                "prompts": state.get("prompts", 0),
+                "tool_calls": state.get("tool_calls", 0),
+                "files_written": len(state.get("written", [])),
+                "beliefs": state.get("beliefs", 0),
+                "ledger": ledger,
+            }
+        )
+    with opened(store) as handle:
+        records = handle.index.count_by("status")
+        kinds = handle.index.count_by("kind")
+    return {"records": records, "kinds": kinds, "totals": totals, "sessions": rows}
+
+
+# --- sync ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Synced:
+    """The outcome of ``memdir sync``."""
+
+    committed: list[str]
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the committed paths."""
+        return {"committed": self.committed}
+
+
+def sync(store: Path, *, logs_only: bool = False) -> Synced:
+    """Commit the journal, action log and anatomy (and, unless ``logs_only``, hand edits).
+
+    Raises:
+        GitError: git failed.
+        LockTimeoutError: another writer held the store.
+    """
+    folders = ["journal", "actions", anatomy.ANATOMY_JSON, anatomy.ANATOMY_MD]
+    if not logs_only:
+        folders.append("records")
+    with store_lock(store, "sync"):
+        present = [f for f in folders if (store / f).exists()]
+        dirty = [p for f in present for p in gitio.dirty_paths(store, f)]
+        if dirty:
+            what = "logs" if logs_only else "logs and hand edits"
+            gitio.commit(store, present, f"sync: commit {len(dirty)} changed file(s) ({what})")
+    return Synced(sorted(dirty))
+
+
+# --- hosts -----------------------------------------------------------------------------------
+
+
+def hosts() -> list[dict[str, Any]]:
+    """Return every known host, what it supports and whether memdir can install into it."""
+    rows = []
+    for spec in HOSTS.values():
+        rows.append(
+            {
+                "host": spec.name,
+                "title": spec.title,
+                "installable": spec.installable,
+                "events": {event: spec.events.get(event) for event in CANONICAL_EVENTS},
+                "settings": spec.settings,
+                "mcp": spec.mcp,
+                "instructions": spec.instructions,
+                "notes": spec.notes,
+            }
+        )
+    return rows
+
+
+def install(project: Path, host: str, *, remove: bool = False) -> installer.Plan:
+    """Install memdir into ``host`` for ``project`` (creating the store), or uninstall it.
+
+    Raises:
+        UsageError: unknown host, or one memdir cannot install into yet.
+        ConfigError: a host config file is malformed (left unchanged).
+        MemdirError: the installed hook command failed its self-test.
+    """
+    spec = get_host(host)
+    store = paths.discover_store(project)
+    if store is None or project_root(store).resolve() != project.resolve():
+        if remove:
+            raise NotFoundError(f"no memdir store in {project}; nothing was installed there")
+        store = init(project).store
+    plan = installer.plan(spec, project, store, remove=remove)
+    installer.apply(plan, store, spec, remove=remove)
+    if not remove:
+        try:
+            installer.self_test(spec, project)
+        except MemdirError:
+            rollback = installer.plan(spec, project, store, remove=True)
+            installer.apply(rollback, store, spec, remove=True)
+            raise
+    return plan

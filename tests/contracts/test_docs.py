@@ -38,5 +38,4 @@ def test_every_command_takes_json_and_store_options() -> None:
         assert "--json" in options, name
         # bench and demo make throwaway stores; install and uninstall act on --dir; hosts on none
         if name.split()[0] not in ("bench", "demo", "install", "uninstall", "hosts"):
-
             assert "--store" in options, name

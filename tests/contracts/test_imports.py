@@ -33,3 +33,25 @@ def test_version_answers_before_any_third_party_import() -> None:
     assert out.stdout.startswith("memdir, version")
     imported = {line.split("|")[-1].strip().split(".")[0] for line in out.stderr.splitlines()}
     assert imported & HEAVY == set()
+
+
+def test_the_hook_path_imports_nothing_heavy() -> None:
+    loaded = _loaded(
+        "import sys; sys.argv = ['memdir', 'hook', 'SessionStart'];"
+        "import memdir.__main__, memdir.hooks.dispatch, memdir.hooks.session_start,"
+        " memdir.hooks.prompt_submit, memdir.hooks.pre_tool_use, memdir.hooks.post_tool_use,"
+        " memdir.hooks.stop, memdir.hooks.compaction, memdir.hooks.session_end,"
+        " memdir.hooks.post_tool_batch"
+    )
+    assert {m.split(".")[0] for m in loaded} & HEAVY == set()
+    assert not any(
+        m.startswith(("memdir.cli", "memdir.service", "memdir.store", "memdir.records"))
+        for m in loaded
+    )
+
+
+def test_the_hot_path_events_skip_typing_dataclasses_and_toml() -> None:
+    loaded = _loaded(
+        "import memdir.hooks.dispatch, memdir.hooks.pre_tool_use, memdir.hooks.post_tool_use"
+    )
+    assert {"typing", "dataclasses", "tomllib", "sqlite3", "secrets", "signal"} & loaded == set()

@@ -258,7 +258,10 @@ _LANG_SYMBOLS = {
     ".go": 2,
     ".rs": 3,
 }
-_PY_IMPORT = re.compile(r"^\s*(?:from\s+(\.*[\w.]*)\s+import|import\s+([\w.]+))", re.M)
+_PY_IMPORT = re.compile(
+    r"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?[ \t]*([\w \t,]+)|import[ \t]+([\w.]+))",
+    re.M,
+)
 _JS_IMPORT = re.compile(
     r"""(?:import\s[^'"]*?from\s*|import\s*\(?\s*|require\s*\(\s*)['"]([^'"]+)['"]"""
 )
@@ -303,14 +306,33 @@ def _symbols(rel: str, text: str) -> list[str]:
 def _raw_imports(rel: str, text: str) -> list[str]:
     suffix = PurePosixPath(rel).suffix.lower()
     if suffix == ".py":
-        return [m.group(1) or m.group(2) for m in _PY_IMPORT.finditer(text)]
+        found: list[str] = []
+        for match in _PY_IMPORT.finditer(text):
+            if match.group(3):
+                found.append(match.group(3))
+                continue
+            base = match.group(1)
+            joiner = "" if base.endswith(".") else "."
+            names = [n for n in re.split(r"[ \t,]+", match.group(2)) if n and n != "as"]
+
+            # "from pkg import core" names the module pkg/core.py when it exists, else pkg.
+            found += [f"{base}{joiner}{name}|{base}" for name in names[:8]]
+        return found
+
     if suffix in {".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".vue", ".svelte"}:
         return [m.group(1) for m in _JS_IMPORT.finditer(text)]
     return []
 
 
 def _resolve_import(rel: str, name: str, known: set[str]) -> str | None:
+    if "|" in name:  # a "from X import a" pair: the submodule X.a, else the module X
+        for option in name.split("|"):
+            found = _resolve_import(rel, option, known)
+            if found:
+                return found
+        return None
     here = PurePosixPath(rel).parent
+
     suffix = PurePosixPath(rel).suffix.lower()
     candidates: list[str] = []
     if suffix == ".py":

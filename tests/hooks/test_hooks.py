@@ -1,0 +1,307 @@
+"""The hook contract (DESIGN §7) with real subprocesses, in Claude Code's payload shapes."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from memdir import service
+from memdir.kernel import session
+from tests.hooks.conftest import HookRun, run_hook
+
+Hook = Callable[..., HookRun]
+
+
+def _read(
+    hook: Hook, path: Path, session_id: str = "s1", **tool_input: object
+) -> tuple[HookRun, HookRun | None]:
+    """A Read the way Claude Code runs it: PreToolUse, then (if allowed) PostToolUse."""
+    inp = {"file_path": str(path), **tool_input}
+    pre = hook("PreToolUse", session_id, tool_name="Read", tool_input=inp)
+    decision = (pre.json or {}).get("hookSpecificOutput", {}).get("permissionDecision")
+    if decision == "deny":
+        return pre, None
+    post = hook(
+        "PostToolUse",
+        session_id,
+        tool_name="Read",
+        tool_input=inp,
+        tool_response={"type": "text", "file": {"filePath": str(path), "content": "x"}},
+    )
+    return pre, post
+
+
+def _denied(run: HookRun) -> bool:
+    return (run.json or {}).get("hookSpecificOutput", {}).get("permissionDecision") == "deny"
+
+
+def test_session_start_injects_a_fenced_digest_with_rules_first(store: Path, hook: Hook) -> None:
+    service.remember(store, "Never commit directly to main", kind="rule", importance=9)
+    service.remember(store, "The staging server restarts on Sundays")
+    run = hook("SessionStart", source="startup")
+    out = run.json
+    assert out is not None
+    assert out["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    context = run.context
+    assert context.startswith("<memdir-memory>") and context.endswith("</memdir-memory>")
+    assert "not instructions" in context
+    lines = [line for line in context.splitlines() if line.startswith("- ")]
+    assert "(rule, owner," in lines[0] and "Never commit directly to main" in lines[0]
+
+
+def test_the_digest_respects_its_token_budget(store: Path, hook: Hook) -> None:
+    for n in range(60):
+        service.remember(
+            store, f"Rule number {n}: keep module {n} under five hundred lines", kind="rule"
+        )
+    context = hook("SessionStart", source="startup").context
+    assert 0 < len(context.encode()) / 4 <= 400
+
+
+def test_no_store_means_silence(tmp_path: Path) -> None:
+    run = run_hook("SessionStart", {"session_id": "x", "cwd": str(tmp_path)}, cwd=tmp_path)
+    assert run.stdout == b""
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        b"",
+        b"not-json",
+        b"{truncated",
+        b"[1, 2, 3]",
+        b'"a string"',
+        b"\xff\xfe\x00",
+        json.dumps({"hook_event_name": "PreToolUse"}).encode(),
+        json.dumps({"session_id": 5, "tool_input": "x", "cwd": 7}).encode(),
+        b"{" + b'"x": "' + b"a" * (5 * 1024 * 1024) + b'"}',
+    ],
+    ids=[
+        "empty",
+        "not-json",
+        "truncated",
+        "array",
+        "string",
+        "binary",
+        "missing-fields",
+        "wrong-types",
+        "huge",
+    ],
+)
+@pytest.mark.parametrize(
+    "event",
+    [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreToolUse",
+        "PostToolUse",
+        "Stop",
+        "SessionEnd",
+        "NoSuchEvent",
+    ],
+)
+def test_any_payload_exits_zero_with_nothing_or_one_json_object(
+    store: Path, payload: bytes, event: str
+) -> None:
+    run = run_hook(event, payload, cwd=store.parent)
+    if run.stdout:
+        assert isinstance(run.json, dict)  # exactly one JSON object
+
+    assert b"Traceback" not in run.stdout
+
+
+def test_malformed_input_is_logged_and_shown_by_health(store: Path) -> None:
+    run_hook("PreToolUse", b"not-json", cwd=store.parent)
+    log = (store / "state" / "hook-errors.log").read_text()
+    assert "not JSON" in log
+    report = service.health(store)
+    assert any(f.code == "hook_errors" for f in report.findings)
+
+
+def test_duplicate_full_read_is_denied_once_with_a_reason_and_the_retry_passes(
+    store: Path, hook: Hook
+) -> None:
+    target = store.parent / "README.md"
+    first_pre, _ = _read(hook, target)
+    assert first_pre.stdout == b""
+    second_pre, _ = _read(hook, target)
+    assert _denied(second_pre)
+    reason = second_pre.json["hookSpecificOutput"]["permissionDecisionReason"]  # type: ignore[index]
+    assert "offset/limit" in reason and "README.md" in reason
+    retry_pre, _ = _read(hook, target)
+    assert not _denied(retry_pre)  # once per file: the retry passes
+
+
+def test_ranged_reads_changed_files_and_subagents_are_never_denied(store: Path, hook: Hook) -> None:
+    target = store.parent / "README.md"
+    _read(hook, target)
+    assert not _denied(_read(hook, target, offset=1, limit=5)[0])
+    sub = hook(
+        "PreToolUse",
+        tool_name="Read",
+        tool_input={"file_path": str(target)},
+        agent_id="agent-1",
+        agent_type="Explore",
+    )
+    assert not _denied(sub)
+    time.sleep(0.01)
+    target.write_text("# changed\n")
+    assert not _denied(_read(hook, target)[0])
+
+
+def test_compaction_disarms_the_gate_even_without_precompact(store: Path, hook: Hook) -> None:
+    target = store.parent / "README.md"
+    _read(hook, target)
+    hook("SessionStart", source="compact")  # PreCompact never ran (B36 b)
+    assert not _denied(_read(hook, target)[0])
+
+
+def test_precompact_twice_is_one_checkpoint_and_never_blocks(store: Path, hook: Hook) -> None:
+    first = hook("PreCompact", session="c1", trigger="auto", transcript_path="/tmp/t.jsonl")
+    second = hook("PreCompact", session="c1", trigger="auto", transcript_path="/tmp/t.jsonl")
+    assert first.stdout == second.stdout == b""
+    state = session.load(store, "c1")
+    assert len(state["compactions"]) == 1
+
+
+def test_compact_start_reinjects_the_rules(store: Path, hook: Hook) -> None:
+    service.remember(store, "Never push on Fridays", kind="rule")
+    hook("SessionStart", source="startup")
+    again = hook("SessionStart", source="compact")
+    assert "Never push on Fridays" in again.context
+    assert "compacted" in again.context
+
+
+# B16: two sessions on one store never reset each other's state.
+def test_parallel_sessions_keep_their_own_state(store: Path, hook: Hook) -> None:
+    (store.parent / "a.py").write_text("a = 1\n")
+    (store.parent / "b.py").write_text("b = 2\n")
+    hook("SessionStart", "A", source="startup")
+    hook(
+        "PostToolUse",
+        "A",
+        tool_name="Write",
+        tool_input={"file_path": str(store.parent / "a.py")},
+        tool_response={"filePath": "a.py", "type": "create"},
+    )
+    hook("SessionStart", "B", source="startup")
+    hook(
+        "PostToolUse",
+        "B",
+        tool_name="Write",
+        tool_input={"file_path": str(store.parent / "b.py")},
+        tool_response={"filePath": "b.py", "type": "create"},
+    )
+    hook("Stop", "A", last_assistant_message="done A", stop_hook_active=False)
+    hook("Stop", "B", last_assistant_message="done B", stop_hook_active=False)
+    assert session.load(store, "A")["written"] == ["a.py"]
+    assert session.load(store, "B")["written"] == ["b.py"]
+
+
+# B37: a resumed session keeps its state; a duplicate SessionEnd is a no-op.
+def test_resume_after_an_early_end_keeps_one_session_record(store: Path, hook: Hook) -> None:
+    hook("SessionStart", "R", source="startup")
+    for n in range(2):
+        hook("UserPromptSubmit", "R", prompt=f"topic X question {n}")
+    hook("SessionEnd", "R", reason="prompt_input_exit")
+    hook("SessionStart", "R", source="resume")
+    for n in range(5):
+        hook("UserPromptSubmit", "R", prompt=f"topic Y question {n}")
+    hook("SessionEnd", "R", reason="prompt_input_exit")
+    hook("SessionEnd", "R", reason="prompt_input_exit")
+    state = session.load(store, "R")
+    assert state["prompts"] == 7
+    assert len(state["ends"]) == 2
+    assert len(list((store / "state" / "sessions").glob("R*.json"))) == 1
+    turns = service.search(store, "topic question", limit=20, session="R").hits
+    assert len(turns) == 7
+
+
+def test_prompt_is_journaled_redacted_and_private_spans_dropped(store: Path, hook: Hook) -> None:
+    hook(
+        "UserPromptSubmit",
+        prompt="deploy with key sk-proj-EXAMPLE000000000000000000000000 "
+        "<private>my salary is 100k</private> please",
+    )
+    day = next((store / "journal").glob("*.jsonl")).read_text()
+    assert "EXAMPLE0000" not in day and "salary" not in day
+    assert "[REDACTED:openai-key]" in day
+
+
+def test_an_explicit_request_becomes_an_owner_record_citing_the_journal(
+    store: Path, hook: Hook
+) -> None:
+    run = hook(
+        "UserPromptSubmit", prompt="Fix the flaky test. Also, remember that CI runs on Node 20."
+    )
+    assert "memdir stored" in run.context
+    records = service.list_records(store)
+    assert [(r.text, r.origin, r.source["channel"]) for r in records] == [
+        ("CI runs on Node 20", "owner", "hook")
+    ]
+    citation = records[0].source["journal"]
+    file, span = citation.split(":")
+    start, end = (int(x) for x in span.split("-"))
+    line = (store / file).read_bytes()[start:end]
+    assert b"remember that CI runs on Node 20" in line
+
+
+def test_prompt_recall_injects_only_relevant_records_not_already_shown(
+    store: Path, hook: Hook
+) -> None:
+    service.remember(store, "The payment service retries three times with jitter")
+    service.remember(store, "Logs are shipped to Loki")
+    assert hook("UserPromptSubmit", prompt="what colour is the sky").context == ""
+    first = hook("UserPromptSubmit", prompt="how many retries does the payment service do?")
+    assert "retries three times" in first.context and "Loki" not in first.context
+    again = hook("UserPromptSubmit", prompt="payment service retries again?")
+    assert "retries three times" not in again.context
+
+
+def test_stop_journals_the_answer_and_queues_one_reminder(store: Path, hook: Hook) -> None:
+    (store.parent / "x.py").write_text("x = 1\n")
+    hook(
+        "PostToolUse",
+        tool_name="Edit",
+        tool_input={"file_path": str(store.parent / "x.py")},
+        tool_response={"filePath": "x.py"},
+    )
+    stop = hook("Stop", last_assistant_message="I edited x.py", stop_hook_active=False)
+    assert stop.stdout == b""  # never blocks stopping
+    reminded = hook("UserPromptSubmit", prompt="thanks")
+    assert "saved no memory" in reminded.context
+    hook("Stop", last_assistant_message="ok", stop_hook_active=False)
+    assert "saved no memory" not in hook("UserPromptSubmit", prompt="next").context
+    turns = [h.who for h in service.search(store, "edited", limit=5).hits]
+    assert "assistant" in turns
+
+
+def test_no_reminder_when_a_belief_was_written(store: Path, hook: Hook) -> None:
+    (store.parent / "x.py").write_text("x = 1\n")
+    hook(
+        "PostToolUse",
+        tool_name="Write",
+        tool_input={"file_path": str(store.parent / "x.py")},
+        tool_response={"filePath": "x.py"},
+    )
+    hook(
+        "PostToolUse",
+        tool_name="Bash",
+        tool_input={"command": 'memdir remember "x is one"'},
+        tool_response={"stdout": "f-1", "stderr": "", "interrupted": False},
+    )
+    hook("Stop", last_assistant_message="done", stop_hook_active=False)
+    assert "saved no memory" not in hook("UserPromptSubmit", prompt="ok").context
+
+
+def test_post_tool_batch_resurfaces_rules_every_n_batches(store: Path, hook: Hook) -> None:
+    manifest = store / "memdir.toml"
+    manifest.write_text(manifest.read_text().replace("resurface_every = 25", "resurface_every = 3"))
+    service.remember(store, "Always run the linter before committing", kind="rule")
+    outputs = [hook("PostToolBatch", tool_calls=[]).context for _ in range(6)]
+    assert [bool(o) for o in outputs] == [False, False, True, False, False, True]
+    assert "Always run the linter" in outputs[2]

@@ -1,0 +1,107 @@
+"""The file map: vendored trees (B26), symlinks out and loops (B27), secrets, map and find."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from memdir.kernel import anatomy
+from memdir.service import project
+from tests.conftest import run_cli
+
+
+def _project_with_vendor(root: Path, vendored: int) -> None:
+    (root / "src").mkdir()
+    for n in range(30):
+        (root / "src" / f"mod{n}.py").write_text(f'"""Module {n}."""\n\ndef f{n}():\n    pass\n')
+    for folder in (
+        ".venv/lib/python3.12/site-packages/pkg",
+        "node_modules/pkg",
+        "__pycache__",
+        ".tox/py",
+    ):
+        target = root / folder
+        target.mkdir(parents=True)
+        for n in range(vendored):
+            (target / f"f{n}.py").write_text("x = 1\n")
+
+
+def test_vendored_environments_never_displace_source_outside_git(tmp_path: Path) -> None:
+    _project_with_vendor(tmp_path, 2000)
+    started = time.monotonic()
+    result = anatomy.scan(tmp_path, max_files=500)
+    assert time.monotonic() - started < 5
+    assert sorted(result.entries) == sorted(f"src/mod{n}.py" for n in range(30))
+    assert result.skipped.get("excluded folder", 0) >= 3
+
+
+def test_vendored_environments_are_excluded_even_when_git_tracks_them(project: Path) -> None:
+    _project_with_vendor(project, 50)
+    result = anatomy.scan(project, max_files=500)
+    assert {p.split("/")[0] for p in result.entries} <= {"src", "README.md"}
+    assert result.skipped["excluded folder"] >= 150
+
+
+def test_symlinks_to_root_ancestors_and_outside_are_not_followed(tmp_path: Path) -> None:
+    root = tmp_path / "p"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "main.py").write_text("print(1)\n")
+    (root / "rootlink").symlink_to("/")
+    (root / "src" / "up").symlink_to("..")
+    keys = tmp_path / "ssh"
+    keys.mkdir()
+    (keys / "id_rsa").write_text("PRIVATE")
+    (root / "keys").symlink_to(keys)
+    started = time.monotonic()
+    result = anatomy.scan(root)
+    assert time.monotonic() - started < 5
+    assert list(result.entries) == ["src/main.py"]
+
+
+def test_secret_files_are_never_listed_and_descriptions_are_redacted(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text("OPENAI_API_KEY=sk-proj-EXAMPLE000000000000000000000000\n")
+    (tmp_path / "id_rsa").write_text("key")
+    (tmp_path / "credentials.json").write_text("{}")
+    (tmp_path / "config.py").write_text(
+        "# token ghp_EXAMPLEEXAMPLEEXAMPLEEXAMPLE0000 lives here\nx = 1\n"
+    )
+    result = anatomy.scan(tmp_path)
+    assert list(result.entries) == ["config.py"]
+    assert "EXAMPLEEXAMPLE" not in result.entries["config.py"].description
+    assert result.skipped["secret file"] == 3
+
+
+def test_scan_find_and_map_through_the_cli(store: Path) -> None:
+    root = store.parent
+    (root / "pkg").mkdir()
+    (root / "pkg" / "__init__.py").write_text('"""The package."""\n')
+    (root / "pkg" / "core.py").write_text(
+        '"""Core engine that schedules jobs."""\n\nclass Scheduler:\n    pass\n'
+    )
+    for n in range(4):
+        (root / "pkg" / f"user{n}.py").write_text(
+            f'"""User {n}."""\nfrom pkg import core\nfrom . import core\n'
+        )
+    assert run_cli("scan").exit_code == 0
+    data = json.loads((store / "anatomy.json").read_text())
+    assert set(data["files"]["pkg/user0.py"]["imports"]) == {"pkg/core.py"}
+    found = json.loads(run_cli("find", "scheduler", "--json").stdout)["results"]
+    assert found[0]["path"] == "pkg/core.py"
+    ranked = json.loads(run_cli("map", "--budget", "200", "--json").stdout)["results"]
+    assert ranked[0]["path"] == "pkg/core.py"
+    assert sum(len(r["line"].encode()) for r in ranked) / 4 <= 200
+
+
+def test_scan_keeps_an_unreadable_anatomy_aside_before_rebuilding(store: Path) -> None:
+    (store / "anatomy.json").write_text("{broken")
+    project.scan(store)
+    kept = list(store.glob("anatomy.json.unreadable-*"))
+    assert len(kept) == 1 and kept[0].read_text() == "{broken"
+    assert json.loads((store / "anatomy.json").read_text())["files"]
+
+
+def test_find_without_a_scan_says_what_to_run(store: Path) -> None:
+    result = run_cli("find", "anything")
+    assert result.exit_code == 4
+    assert "memdir scan" in result.stderr

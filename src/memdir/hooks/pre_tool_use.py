@@ -21,6 +21,23 @@ from memdir.hooks.context import Context
 from memdir.hooks.payload import HookEvent, HookResult
 from memdir.kernel import session
 
+TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
+
+
+def _repeats(state: dict[str, Any], rel: str, stat: os.stat_result) -> bool:
+    """Whether a full read of ``rel`` now would repeat one this context already holds."""
+    earlier = state["reads"].get(rel)
+    return bool(
+        earlier
+        and earlier.get("full")
+        and earlier.get("generation") == state["generation"]
+        and earlier.get("mtime_ns") == stat.st_mtime_ns
+        and earlier.get("size") == stat.st_size
+        and not earlier.get("denied")
+    )
+
 
 def handle(event: HookEvent, context: Context) -> HookResult | None:
     """Refuse (or warn about) a duplicate full read; otherwise stay silent."""
@@ -38,17 +55,12 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         stat = os.stat(context.project / rel)
     except OSError:
         return None
+    if not _repeats(session.load(context.store, event.session), rel, stat):
+        return None  # the common case decides without taking the session lock
     with session.editing(context.store, event.session, context.remaining()) as state:
-        earlier = state["reads"].get(rel)
-        if (
-            not earlier
-            or not earlier.get("full")
-            or earlier.get("generation") != state["generation"]
-            or earlier.get("mtime_ns") != stat.st_mtime_ns
-            or earlier.get("size") != stat.st_size
-            or earlier.get("denied")
-        ):
+        if not _repeats(state, rel, stat):
             return None
+        earlier = state["reads"][rel]
         earlier["denied"] = 1
         tokens = int(earlier.get("tokens", 0))
         if mode == "deny":

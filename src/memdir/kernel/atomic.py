@@ -35,13 +35,16 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def write_atomic(path: Path, data: bytes, *, mode: int | None = None) -> None:
+def write_atomic(path: Path, data: bytes, *, mode: int | None = None, durable: bool = True) -> None:
     """Replace ``path`` with ``data`` atomically, creating parent folders as needed.
 
     Args:
         path: The file to write.
         data: Its complete new content.
         mode: Permission bits for a new file; an existing file keeps its own.
+        durable: fsync the file and its folder, so the change survives a power cut. Machine-local
+            state that is cheap to lose (per-session hook state) passes ``False``: the rename is
+            still atomic for every process, and the hook path saves two disk flushes.
 
     Raises:
         OSError: the folder cannot be written or the disk is full. The target is then
@@ -61,7 +64,8 @@ def write_atomic(path: Path, data: bytes, *, mode: int | None = None) -> None:
             while view:
                 written = os.write(fd, view)
                 view = view[written:]
-            os.fsync(fd)
+            if durable:
+                os.fsync(fd)
         finally:
             os.close(fd)
         if existing_mode is not None:
@@ -71,9 +75,12 @@ def write_atomic(path: Path, data: bytes, *, mode: int | None = None) -> None:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
-    fsync_dir(path.parent)
+    if durable:
+        fsync_dir(path.parent)
 
 
-def write_text_atomic(path: Path, text: str, *, mode: int | None = None) -> None:
+def write_text_atomic(
+    path: Path, text: str, *, mode: int | None = None, durable: bool = True
+) -> None:
     """Encode ``text`` as UTF-8 and :func:`write_atomic` it."""
-    write_atomic(path, text.encode("utf-8"), mode=mode)
+    write_atomic(path, text.encode("utf-8"), mode=mode, durable=durable)

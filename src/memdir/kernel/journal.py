@@ -18,17 +18,19 @@ Imports: standard library only.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from memdir.kernel import jsonl
 from memdir.kernel.clock import format_instant, utc_now
 from memdir.kernel.errors import UsageError
-from memdir.kernel.index import Index
 from memdir.kernel.redact import redact
-from memdir.kernel.text import index_text
+
+TYPE_CHECKING = False  # appending is on the hook path: no typing, dataclasses or SQLite there
+if TYPE_CHECKING:
+    from datetime import datetime
+    from typing import Any
+
+    from memdir.kernel.index import Index
 
 JOURNAL_DIR = "journal"
 _NAME = re.compile(r"^\d{4}-\d{2}-\d{2}\.jsonl$")
@@ -36,15 +38,17 @@ MAX_TURN_CHARS = 64 * 1024
 """Longest turn text kept; longer text is cut (a turn is evidence, not an archive)."""
 
 
-@dataclass(frozen=True, slots=True)
 class TurnRef:
     """Where an appended turn landed."""
 
-    file: str  # journal/<day>.jsonl, relative to the store
-    offset: int  # byte offset of its line
-    length: int  # bytes, newline included
-    at: str
-    text: str  # the text as written (redacted)
+    __slots__ = ("at", "file", "length", "offset", "text")
+
+    def __init__(self, file: str, offset: int, length: int, at: str, text: str) -> None:
+        self.file = file  # journal/<day>.jsonl, relative to the store
+        self.offset = offset  # byte offset of its line
+        self.length = length  # bytes, newline included
+        self.at = at
+        self.text = text  # the text as written (redacted)
 
     def to_json(self) -> dict[str, Any]:
         """Return the reference as a JSON object."""
@@ -106,11 +110,13 @@ def journal_files(store: Path) -> list[Path]:
     return sorted(p for p in folder.iterdir() if _NAME.match(p.name) and p.is_file())
 
 
-@dataclass
 class _Last:
-    rowid: int
-    text: str
-    prev_text: str
+    __slots__ = ("prev_text", "rowid", "text")
+
+    def __init__(self, rowid: int, text: str, prev_text: str) -> None:
+        self.rowid = rowid
+        self.text = text
+        self.prev_text = prev_text
 
 
 def _row_text(value: dict[str, Any]) -> tuple[str, str, str, str]:
@@ -214,6 +220,8 @@ def _insert_turn(
     )
     rowid = int(cursor.lastrowid or 0)
     context = previous.text if previous else ""
+    from memdir.kernel.text import index_text  # indexing is never on the hook path
+
     conn.execute(
         "INSERT INTO turns_fts (rowid, text, context) VALUES (?,?,?)",
         (rowid, index_text(who, text), index_text(context)),

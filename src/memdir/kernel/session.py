@@ -110,9 +110,13 @@ def editing(store: Path, session_id: str, timeout_seconds: float) -> Iterator[di
     path = _path(store, session_id)
     with file_lock(path.with_suffix(".lock"), "session", timeout_seconds):
         state = load(store, session_id)
+        before = json.dumps(state, sort_keys=True)
         yield state
+        if json.dumps(state, sort_keys=True) == before and path.exists():
+            return  # nothing changed: no write
         state["updated_at"] = now_iso()
-        write_text_atomic(path, json.dumps(state, ensure_ascii=False, separators=(",", ":")))
+        text = json.dumps(state, ensure_ascii=False, separators=(",", ":"))
+        write_text_atomic(path, text, durable=False)  # machine-local and cheap to lose
 
 
 def all_states(store: Path) -> list[dict[str, Any]]:

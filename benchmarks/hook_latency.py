@@ -33,16 +33,31 @@ def _payloads(project: Path) -> dict[str, dict[str, object]]:
     base = {"session_id": "bench", "cwd": str(project), "transcript_path": "/dev/null"}
     return {
         "SessionStart": {**base, "hook_event_name": "SessionStart", "source": "startup"},
-        "UserPromptSubmit": {**base, "hook_event_name": "UserPromptSubmit",
-                             "prompt": "how does the deploy pipeline handle retries?"},
-        "PreToolUse": {**base, "hook_event_name": "PreToolUse", "tool_name": "Read",
-                       "tool_input": {"file_path": readme}},
-        "PostToolUse": {**base, "hook_event_name": "PostToolUse", "tool_name": "Read",
-                        "tool_input": {"file_path": readme, "offset": 1, "limit": 5},
-                        "tool_response": {"type": "text", "file": {"content": "x"}}},
+        "UserPromptSubmit": {
+            **base,
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": "how does the deploy pipeline handle retries?",
+        },
+        "PreToolUse": {
+            **base,
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Read",
+            "tool_input": {"file_path": readme},
+        },
+        "PostToolUse": {
+            **base,
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Read",
+            "tool_input": {"file_path": readme, "offset": 1, "limit": 5},
+            "tool_response": {"type": "text", "file": {"content": "x"}},
+        },
         "PostToolBatch": {**base, "hook_event_name": "PostToolBatch", "tool_calls": []},
-        "Stop": {**base, "hook_event_name": "Stop", "stop_hook_active": False,
-                 "last_assistant_message": "done"},
+        "Stop": {
+            **base,
+            "hook_event_name": "Stop",
+            "stop_hook_active": False,
+            "last_assistant_message": "done",
+        },
     }
 
 
@@ -59,16 +74,19 @@ def main() -> None:
         (project / "README.md").write_text("# bench\n")
         env = {**os.environ}
         sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-        from memdir import service  # noqa: PLC0415 - after sys.path is set
+        from memdir import service
 
         store = service.init(project).store
-        from memdir.kernel import lifecycle  # noqa: PLC0415
-        from memdir.store.scan import open_handle  # noqa: PLC0415
+        from memdir.kernel import lifecycle
+        from memdir.store.scan import open_handle
 
         handle = open_handle(store)
         for n in range(options.records):
-            lifecycle.remember(handle, f"Deploy rule {n}: pipeline stage {n} retries {n % 5} times",
-                               kind="rule" if n % 4 == 0 else "fact")
+            lifecycle.remember(
+                handle,
+                f"Deploy rule {n}: pipeline stage {n} retries {n % 5} times",
+                kind="rule" if n % 4 == 0 else "fact",
+            )
         handle.index.close()
         python = [sys.executable]
         rows: dict[str, list[float]] = {"python -c pass": [], "memdir --version": []}
@@ -76,10 +94,16 @@ def main() -> None:
         rows.update({f"hook {event}": [] for event in payloads})
         for _ in range(options.runs):
             rows["python -c pass"].append(_time([*python, "-c", "pass"], None, project))
-            rows["memdir --version"].append(_time([*python, "-m", "memdir", "--version"], None, project))
+            rows["memdir --version"].append(
+                _time([*python, "-m", "memdir", "--version"], None, project)
+            )
             for event, payload in payloads.items():
                 rows[f"hook {event}"].append(
-                    _time([*python, "-m", "memdir", "hook", event], json.dumps(payload).encode(), project)
+                    _time(
+                        [*python, "-m", "memdir", "hook", event],
+                        json.dumps(payload).encode(),
+                        project,
+                    )
                 )
         del env
         bare = statistics.median(rows["python -c pass"])

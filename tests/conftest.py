@@ -73,7 +73,16 @@ def store(project: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     from memdir import service
 
     monkeypatch.chdir(project)
-    return service.init(project).store
+    made = service.init(project).store
+    # No background observer from Stop hooks in tests: it would write while tests assert.
+    # tests/hooks/test_observer_spawn.py turns it back on to test it.
+    manifest = made / "memdir.toml"
+    manifest.write_text(
+        manifest.read_text().replace("observe_every_seconds = 300", "observe_every_seconds = 0")
+    )
+    git(made, "commit", "-qam", "tests: no background observer")
+    return made
+
 
 
 def run_cli(*args: str, input_text: str | None = None) -> Result:

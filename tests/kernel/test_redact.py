@@ -95,8 +95,13 @@ def test_ordinary_files_are_not_secret(path: str) -> None:
 def test_the_cheap_screen_never_hides_a_secret_the_patterns_find() -> None:
     from memdir.kernel.redact import _MAYBE, _patterns
 
-    samples = [*SECRETS, "API-KEY: 'abcdefgh12345678'", "PRIVATE_KEY=abcdef123456",
-               "MY_DSN=postgres-host-1234", "CONN_STRING=Server=x;Pwd=abcdef12"]
+    samples = [
+        *SECRETS,
+        "API-KEY: 'abcdefgh12345678'",
+        "PRIVATE_KEY=abcdef123456",
+        "MY_DSN=postgres-host-1234",
+        "CONN_STRING=Server=x;Pwd=abcdef12",
+    ]
     for text in samples:
         raw = [m for _, p, _ in _patterns() for m in p.finditer(text)]
         assert not raw or _MAYBE.search(text), text

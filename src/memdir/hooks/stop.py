@@ -11,6 +11,9 @@ Imports: standard library and the kernel only.
 from __future__ import annotations
 
 import contextlib
+import os
+import sys
+import time
 
 from memdir.hooks.context import Context
 from memdir.hooks.payload import HookEvent, HookResult
@@ -41,4 +44,37 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
                 'gotcha), save it: `memdir remember "…" --kind decision|rule|fact`.'
             )
             state["reminded"] = True
+    if event.last_message.strip() and _observer_due(context):
+        _spawn_observer(context)
     return None
+
+
+OBSERVER_MARK = "observer.spawned"
+
+
+def _observer_due(context: Context) -> bool:
+    """Whether a background observer pass is due; claims it (at most one per interval)."""
+    every = context.settings.observe_every_seconds
+    if every <= 0:
+        return False
+    mark = context.store / "state" / OBSERVER_MARK
+    try:
+        if time.time() - mark.stat().st_mtime < every:
+            return False
+    except FileNotFoundError:
+        pass
+    mark.touch()
+    return True
+
+
+def _spawn_observer(context: Context) -> None:
+    import subprocess  # only when a pass is due
+
+    subprocess.Popen(
+        [sys.executable, "-m", "memdir", "observe", "--once", "--store", str(context.store)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        env={**os.environ},
+    )

@@ -117,9 +117,12 @@ def _m001_initial(conn: sqlite3.Connection) -> None:
             session TEXT NOT NULL,                 -- session id ("" when none)
             at      TEXT NOT NULL,                 -- ISO-8601 UTC
             who     TEXT NOT NULL,                 -- speaker: user, assistant, a name
-            text    TEXT NOT NULL                  -- the turn's text (already redacted)
+            text    TEXT NOT NULL,                 -- the turn's text (already redacted)
+            ref     TEXT                           -- source id of an imported turn, for dedup
         );
         CREATE INDEX turns_by_session ON turns (session, rowid);
+        CREATE INDEX turns_by_ref ON turns (ref) WHERE ref IS NOT NULL;
+
         CREATE VIRTUAL TABLE turns_fts USING fts5(
             text,                                  -- index terms of the speaker and the turn
             context,                               -- index terms of the neighbouring turns

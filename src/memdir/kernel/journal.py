@@ -119,18 +119,9 @@ class _Last:
         self.prev_text = prev_text
 
 
-def _row_text(value: dict[str, Any]) -> tuple[str, str, str, str]:
-    text = value.get("text")
-    text = text if isinstance(text, str) else ""
-    who = value.get("who")
-    session = value.get("session")
-    at = value.get("at")
-    return (
-        text,
-        who if isinstance(who, str) else "",
-        session if isinstance(session, str) else "",
-        at if isinstance(at, str) else "",
-    )
+def _text(value: dict[str, Any], key: str) -> str:
+    found = value.get(key)
+    return found if isinstance(found, str) else ""
 
 
 def sync_journal(index: Index, store: Path) -> int:
@@ -169,10 +160,10 @@ def _sync_file(index: Index, path: Path) -> int:
                 lines += 1
                 if line.value is None:
                     continue
-                text, who, session, at = _row_text(line.value)
+                text = _text(line.value, "text")
                 if not text.strip():
                     continue
-                _insert_turn(index, last, path.name, lines, line, text, who, session, at)
+                _insert_turn(index, last, path.name, lines, line, line.value)
                 added += 1
             if tail.next_offset == offset:
                 break
@@ -199,12 +190,11 @@ def _insert_turn(
     name: str,
     line_no: int,
     line: jsonl.Line,
-    text: str,
-    who: str,
-    session: str,
-    at: str,
+    value: dict[str, Any],
 ) -> None:
     conn = index.conn
+    text, who, session = _text(value, "text"), _text(value, "who"), _text(value, "session")
+    at, ref = _text(value, "at"), _text(value, "ref") or None
     previous = last.get(session)
     if previous is None:
         found = conn.execute(
@@ -214,10 +204,11 @@ def _insert_turn(
         if found:
             previous = _Last(found[0][0], found[0][1], found[1][1] if len(found) > 1 else "")
     cursor = conn.execute(
-        "INSERT INTO turns (file, line, offset, length, session, at, who, text)"
-        " VALUES (?,?,?,?,?,?,?,?)",
-        (name, line_no, line.offset, line.length, session, at, who, text),
+        "INSERT INTO turns (file, line, offset, length, session, at, who, text, ref)"
+        " VALUES (?,?,?,?,?,?,?,?,?)",
+        (name, line_no, line.offset, line.length, session, at, who, text, ref),
     )
+
     rowid = int(cursor.lastrowid or 0)
     context = previous.text if previous else ""
     from memdir.kernel.text import index_text  # indexing is never on the hook path

@@ -258,6 +258,7 @@ def remember(
     session: str | None = None,
     journal: str | None = None,
     observed_at: str | None = None,
+    extra: tuple[tuple[str, str], ...] = (),
 ) -> Written:
     """Store one belief, or update its near-duplicate (see the module docstring).
 
@@ -276,6 +277,9 @@ def remember(
         session: The host session it was said in, if any.
         journal: A citation (``journal/<day>.jsonl:<start>-<end>``) of the evidence.
         observed_at: When it was observed (date or instant); today when ``None``.
+        extra: Further front matter keys with their raw YAML text (bug records keep their
+            signature and occurrences here).
+
 
     Returns:
         :class:`Written`; ``created`` is False when a near-duplicate was updated instead.
@@ -295,7 +299,8 @@ def remember(
         raise UsageError(f"body is longer than {MAX_BODY_CHARS} characters")
     alias_list, tag_list = clean_list("aliases", aliases), clean_list("tags", tags)
     link_list = tuple(check_id(link) for link in clean_list("links", links))
-    check_text("\n".join([text, *alias_list, *tag_list, body]))
+    check_text("\n".join([text, *alias_list, *tag_list, body, *(raw for _, raw in extra)]))
+
     kind = _check_kind(kind)
     if status not in ("active", "candidate"):
         raise UsageError(f"a new record is active or candidate, not {status!r}")
@@ -347,7 +352,9 @@ def remember(
             source={"channel": channel, "session": session, "journal": journal},
             scope=handle.manifest.scope,
             body=body,
+            extra=extra,
         )
+
         while (
             handle.index.get_path(record.id) is not None
             or (handle.store / relative_path(record)).exists()
@@ -470,6 +477,41 @@ def correct(
         return Written(
             new, created=True, changed=True, previous=retired, note=f"{new.id} supersedes {old.id}"
         )
+
+
+def update(
+    handle: Handle,
+    record_id: str,
+    *,
+    op: str,
+    reason: str | None = None,
+    **fields: Any,
+) -> Written:
+    """Change fields of a record in place (bug occurrences, tags), one commit, no status change.
+
+    Raises:
+        NotFoundError: no such record.
+        UsageError: a field is not a record field, or ``status`` is given (use :func:`set_status`).
+        SecretError: a new text value holds a secret.
+    """
+    if "status" in fields or "id" in fields:
+        raise UsageError("update cannot change a record's id or status")
+    text_values = [v for v in fields.values() if isinstance(v, str)]
+    check_text("\n".join(text_values))
+    with store_lock(handle.store, op, handle.lock_timeout_seconds):
+        txn.recover(handle.store, handle.index)
+        old, rel = load(handle, record_id)
+        try:
+            new = dataclasses.replace(old, **fields, updated_at=now_iso())
+        except TypeError as exc:
+            raise UsageError(f"not a record field: {exc}") from exc
+        txn.apply(
+            handle.store,
+            handle.index,
+            [txn.Change(rel, new)],
+            _message(op, old.id, reason, origin=new.origin),
+        )
+        return Written(new, created=False, changed=True, note=f"{op}: {old.id} updated")
 
 
 def set_status(

@@ -46,6 +46,12 @@ resurface_every = 25      # re-surface the top rules every N tool batches (0: ne
 
 [policy]
 near_duplicate = 0.7  # shingle similarity at or above which a remember updates instead of adding
+promote_corroborated = true  # a candidate distilled from two different sessions becomes active
+stale_days = 180      # `memdir dream` calls low-importance records untouched this long stale
+
+[observer]
+observe_every_seconds = 300  # the Stop hook starts a background `memdir observe --once` this often
+
 """
 
 
@@ -62,6 +68,9 @@ SETTINGS: dict[str, object] = {
     "duplicate_read": "deny",
     "resurface_every": 25,
     "near_duplicate": 0.7,
+    "promote_corroborated": True,
+    "observe_every_seconds": 300,
+    "stale_days": 180,
 }
 """Every setting with its default (the TOML keys are documented in :data:`TEMPLATE`)."""
 
@@ -81,6 +90,9 @@ class Manifest:
     duplicate_read: str
     resurface_every: int
     near_duplicate: float
+    promote_corroborated: bool
+    observe_every_seconds: int
+    stale_days: int
 
     def __init__(self, **values: Any) -> None:
         unknown = set(values) - set(SETTINGS)
@@ -195,5 +207,14 @@ def parse(store: Path) -> Manifest:
         resurface_every=_get(hooks, "resurface_every", int, 25, where + " [hooks]"),
         near_duplicate=float(
             _get(policy, "near_duplicate", (int, float), 0.7, where + " [policy]")
+        ),
+        promote_corroborated=_get(policy, "promote_corroborated", bool, True, where + " [policy]"),
+        stale_days=_get(policy, "stale_days", int, 180, where + " [policy]"),
+        observe_every_seconds=_get(
+            _get(data, "observer", dict, {}, where),
+            "observe_every_seconds",
+            int,
+            300,
+            where + " [observer]",
         ),
     )

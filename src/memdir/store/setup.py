@@ -9,7 +9,13 @@ from memdir.kernel import gitio, manifest
 from memdir.kernel.atomic import write_text_atomic
 from memdir.kernel.errors import MemdirError
 from memdir.kernel.lock import store_lock
-from memdir.kernel.paths import MANIFEST_NAME, STORE_DIRNAME, git_main_root, is_store
+from memdir.kernel.paths import (
+    MANIFEST_NAME,
+    STATE_DIRNAME,
+    STORE_DIRNAME,
+    git_main_root,
+    is_store,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +88,11 @@ def init_store(store: Path, *, scope: str = "project", project: Path | None = No
     with store_lock(store, "init"):
         if created:
             write_text_atomic(store / MANIFEST_NAME, manifest.render(scope))
+            # The observer reads every journal file of a new store from its start; only a
+            # store that already had history when the observer first ran starts at the tail.
+            observer_state = store / STATE_DIRNAME / "observer.json"
+            if not observer_state.exists():
+                write_text_atomic(observer_state, '{"files": {}}\n')
         gitio.init_repo(store)
         if not gitio.log(store, limit=1):
             gitio.commit(store, [MANIFEST_NAME, ".gitignore"], f"init: memdir {scope} store")

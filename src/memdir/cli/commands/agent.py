@@ -1,0 +1,376 @@
+"""Agent-facing commands: serve, observe, review, threads, dream, bug, import."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from memdir.cli.output import emit, json_option, note, resolve, store_option
+from memdir.kernel.channel import cli_origin
+from memdir.kernel.errors import ProvenanceError, UsageError
+from memdir.kernel.text import truncate
+from memdir.service import memory
+
+
+@click.command()
+@store_option
+def serve(store: Path | None) -> None:
+    """Serve the store to an MCP client over stdio (started by the client, not by hand).
+
+    stdout carries only protocol messages; logs go to stderr.
+
+    \b
+    Example:
+        claude mcp add memdir -- memdir serve
+    """
+    target = resolve(store)
+    sys.stdout.flush()
+    wire = os.dup(1)
+    os.dup2(2, 1)  # whatever an import prints goes to stderr, never into the protocol (B33)
+    try:
+        from memdir.mcp.server import build_server
+    finally:
+        sys.stdout.flush()
+        os.dup2(wire, 1)
+        os.close(wire)
+    if sys.stdin.isatty():
+        raise UsageError("memdir serve speaks MCP on stdin/stdout; an MCP client starts it")
+    build_server(target).run("stdio")
+
+
+@click.command()
+@click.option("--once", is_flag=True, help="One pass, then exit (default: keep watching).")
+@click.option("--from-start", is_flag=True, help="Read every journal file from its beginning.")
+@click.option(
+    "--offline", is_flag=True, help="Use only the offline extractor, even if an LLM is set."
+)
+@click.option(
+    "--interval",
+    type=click.IntRange(5),
+    default=60,
+    show_default=True,
+    help="Seconds between passes when watching.",
+)
+@store_option
+@json_option
+def observe(
+    once: bool, from_start: bool, offline: bool, interval: int, store: Path | None, as_json: bool
+) -> None:
+    """Distil the journal into candidate beliefs for review.
+
+    Explicit statements ("remember that…", "always…", "we decided…", "记住…") are
+    found offline; set MEMDIR_LLM_API_BASE, MEMDIR_LLM_KEY and MEMDIR_LLM_MODEL to
+    also use any OpenAI-compatible model. Candidates are never recalled until
+    reviewed (`memdir review`) or corroborated by a second session.
+
+    \b
+    Example:
+        memdir observe --once --from-start
+    """
+    target = resolve(store)
+
+    def render(v: dict[str, Any]) -> str:
+        if v["busy"]:
+            return "another observer is running; nothing done"
+        lines = [
+            f"read {v['turns']} turns: {len(v['candidates'])} candidate(s), "
+            f"{len(v['promoted'])} promoted, {len(v['dropped'])} dropped"
+        ]
+        lines += [f"  dropped ({d['why']}): {truncate(d['text'], 80)}" for d in v["dropped"]]
+        lines += [f"  error: {e}" for e in v["errors"]]
+        return "\n".join(lines)
+
+    first = True
+    while True:
+        result = memory.observe_once(target, from_start=from_start and first, offline=offline)
+        emit(result.to_json(), as_json=as_json, render=render)
+        first = False
+        if once:
+            return
+        time.sleep(interval)
+
+
+@click.command()
+@click.option("--accept", "accept", multiple=True, help="Accept this candidate (repeatable).")
+@click.option("--reject", "reject", multiple=True, help="Reject this candidate (repeatable).")
+@click.option(
+    "--edit",
+    "edit",
+    nargs=2,
+    multiple=True,
+    metavar="ID TEXT",
+    help="Accept this candidate with new wording (repeatable).",
+)
+@click.option(
+    "--reason",
+    default="rejected in review",
+    show_default=True,
+    help="Reason recorded for --reject.",
+)
+@store_option
+@json_option
+def review(
+    accept: tuple[str, ...],
+    reject: tuple[str, ...],
+    edit: tuple[tuple[str, str], ...],
+    reason: str,
+    store: Path | None,
+    as_json: bool,
+) -> None:
+    """List candidate beliefs, or accept, reject or edit them.
+
+    Without flags, in a terminal, asks about each candidate in turn; with --json
+    or no terminal, lists them.
+
+    \b
+    Example:
+        memdir review
+        memdir review --accept p-01m8… --reject f-01m8… --reason "not true"
+    """
+    target = resolve(store)
+    origin = cli_origin()
+    if origin != "owner" and (accept or reject or edit):
+        raise ProvenanceError("refused: only the person reviews candidates, not an agent's shell")
+    results = []
+    for record_id in accept:
+        results.append(memory.review_accept(target, record_id, origin=origin).record.to_json())
+    for record_id in reject:
+        results.append(
+            memory.review_reject(target, record_id, reason, origin=origin).record.to_json()
+        )
+    for record_id, text in edit:
+        results.append(memory.review_edit(target, record_id, text, origin=origin).record.to_json())
+    if results:
+        emit(
+            {"results": results},
+            as_json=as_json,
+            render=lambda v: "\n".join(
+                f"{r['id']}  {r['status']}  {r['text']}" for r in v["results"]
+            ),
+        )
+        return
+    pending = memory.review_list(target)
+    if as_json or not sys.stdin.isatty() or origin != "owner":
+        emit(
+            {"results": pending},
+            as_json=as_json,
+            render=lambda v: (
+                "\n".join(
+                    f"{d['id']}  {d['kind']:<10} {d['text']}  "
+                    f"[{(d.get('source') or {}).get('journal') or ''}]"
+                    for d in v["results"]
+                )
+                or "no candidates await review"
+            ),
+        )
+        return
+    _interactive(target, pending, origin)
+
+
+def _interactive(target: Path, pending: list[dict[str, Any]], origin: str) -> None:
+    if not pending:
+        click.echo("no candidates await review")
+        return
+    for doc in pending:
+        click.echo(f"\n{doc['id']} ({doc['kind']}): {doc['text']}")
+        choice = click.prompt(
+            "[a]ccept, [r]eject, [e]dit, [s]kip, [q]uit",
+            type=click.Choice(["a", "r", "e", "s", "q"]),
+            default="s",
+        )
+        if choice == "q":
+            return
+        if choice == "a":
+            memory.review_accept(target, doc["id"], origin=origin)
+        elif choice == "r":
+            memory.review_reject(target, doc["id"], click.prompt("reason"), origin=origin)
+        elif choice == "e":
+            memory.review_edit(
+                target, doc["id"], click.prompt("text", default=doc["text"]), origin=origin
+            )
+
+
+@click.command()
+@click.option(
+    "--within",
+    "within",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Only threads at most this many minutes old.",
+)
+@store_option
+@json_option
+def threads(within: float | None, store: Path | None, as_json: bool) -> None:
+    """Show, per session, the newest user turn no agent turn answered.
+
+    \b
+    Example:
+        memdir threads --within 60
+    """
+    found = memory.pending_threads(resolve(store), within)
+    emit(
+        {"results": found},
+        as_json=as_json,
+        render=lambda v: (
+            "\n".join(
+                f"{t['session'] or '-'}  {t['at'][:19]}  {truncate(t['text'], 90)}"
+                for t in v["results"]
+            )
+            or "no pending threads"
+        ),
+    )
+
+
+@click.command()
+@store_option
+@json_option
+def dream(store: Path | None, as_json: bool) -> None:
+    """A read-only hygiene report: duplicates, conflicts, stale and sunk beliefs.
+
+    It changes nothing; each finding names the command that would act on it.
+
+    \b
+    Example:
+        memdir dream
+    """
+    found = memory.dream(resolve(store))
+
+    def render(v: dict[str, Any]) -> str:
+        if not v["findings"]:
+            return f"{v['active']} active records; nothing to tidy"
+        lines = [
+            f"{v['active']} active records; "
+            + ", ".join(f"{n} {c}" for c, n in v["counts"].items())
+        ]
+        for f in v["findings"]:
+            lines += [f"  {f['code']}: {f['message']}", f"      {f['fix']}"]
+        return "\n".join(lines)
+
+    emit(found, as_json=as_json, render=render)
+
+
+@click.group()
+def bug() -> None:
+    """The bug log: errors and their fixes, with occurrence counts."""
+
+
+@bug.command(name="log")
+@click.option("--error", "error", required=True, help="The error message.")
+@click.option("--fix", "fix", required=True, help="What fixed it.")
+@click.option("--file", "file", default=None, help="The file it was in.")
+@store_option
+@json_option
+def bug_log(error: str, fix: str, file: str | None, store: Path | None, as_json: bool) -> None:
+    """Record a bug and its fix; a repeat bumps the known bug's count.
+
+    \b
+    Example:
+        memdir bug log --error "KeyError: 'user_id'" --fix "check the session first"
+    """
+    done = memory.bug_log(resolve(store), error, fix, file, origin=cli_origin(), channel="cli")
+    if not done.created:
+        note(f"memdir: {done.note}", as_json=as_json)
+    emit(done.record.to_json(), as_json=as_json, render=lambda r: r["id"])
+
+
+@bug.command(name="search")
+@click.argument("query")
+@click.option(
+    "-n",
+    "--limit",
+    type=click.IntRange(1, 100),
+    default=10,
+    show_default=True,
+    help="Most bugs to return.",
+)
+@store_option
+@json_option
+def bug_search(query: str, limit: int, store: Path | None, as_json: bool) -> None:
+    """Search the bug log by error message or words.
+
+    \b
+    Example:
+        memdir bug search "KeyError user_id"
+    """
+    found = memory.bug_search(resolve(store), query, limit)
+    emit({"results": found}, as_json=as_json, render=_render_bugs)
+
+
+@bug.command(name="list")
+@store_option
+@json_option
+def bug_list(store: Path | None, as_json: bool) -> None:
+    """List the bug log, newest first.
+
+    \b
+    Example:
+        memdir bug list
+    """
+    emit({"results": memory.bug_list(resolve(store))}, as_json=as_json, render=_render_bugs)
+
+
+@bug.command(name="fixed")
+@click.argument("record_id", metavar="ID")
+@store_option
+@json_option
+def bug_fixed(record_id: str, store: Path | None, as_json: bool) -> None:
+    """Mark a bug fixed.
+
+    \b
+    Example:
+        memdir bug fixed b-01m8…
+    """
+    done = memory.bug_fixed(resolve(store), record_id, origin=cli_origin(), channel="cli")
+    emit(done.record.to_json(), as_json=as_json, render=lambda r: f"{r['id']} fixed")
+
+
+def _render_bugs(v: dict[str, Any]) -> str:
+    return (
+        "\n".join(
+            f"{b['id']}  x{b.get('occurrences', 1):<3} "
+            f"{'fixed' if 'fixed' in b.get('tags', []) else 'open':<6}"
+            f" {truncate(b['text'], 90)}"
+            for b in v["results"]
+        )
+        or "no bugs"
+    )
+
+
+@click.command(name="import")
+@click.argument(
+    "paths", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
+)
+@click.option(
+    "--from",
+    "source",
+    required=True,
+    type=click.Choice(["claude-transcript", "codex-rollout"]),
+    help="What the files are.",
+)
+@store_option
+@json_option
+def import_(paths: tuple[Path, ...], source: str, store: Path | None, as_json: bool) -> None:
+    """Bring host session transcripts into the journal (idempotent, streamed).
+
+    \b
+    Example:
+        memdir import --from claude-transcript ~/.claude/projects/my-app/*.jsonl
+    """
+    done = memory.import_transcripts(resolve(store), list(paths), source)
+    emit(
+        done.to_json(),
+        as_json=as_json,
+        render=lambda v: (
+            f"imported {v['turns']} turns from {v['files']} file(s) "
+            f"({len(v['sessions'])} sessions); "
+            f"{v['duplicates']} already there; {v['bad_lines']} unreadable line(s)"
+        ),
+    )
+
+
+COMMANDS = [serve, observe, review, threads, dream, bug, import_]

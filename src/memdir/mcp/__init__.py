@@ -1,0 +1,1 @@
+"""The MCP server (L4): ``memdir serve``."""

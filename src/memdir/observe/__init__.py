@@ -1,0 +1,1 @@
+"""The observer (L2): distils the journal into candidate beliefs; imports host transcripts."""

@@ -1,0 +1,238 @@
+"""The observer: journal turns in, candidate beliefs out, one byte offset per journal file.
+
+Offsets live in ``state/observer.json``. On the very first run every existing journal file is
+started at its end (history is not re-read, let alone sent to a model) unless ``from_start``;
+after that, a file that appears (a new day) is read from its start. Only complete lines are
+read, so a line another process is writing waits for the next tick. A file that was replaced or
+rewritten (``memdir purge``) is read again from its start; near-duplicate handling makes that
+idempotent. Offsets are saved after every batch, so a killed run loses at most the batch in
+hand, and it is redone.
+
+Each batch goes to the offline extractor and, when an endpoint is configured, to the LLM. An
+LLM timeout or HTTP error leaves the offset where it was (the batch is retried next tick); a
+malformed reply is rejected and the batch counts as done. Every candidate cites its journal
+file and byte range and has origin ``observer``; one that repeats a rejected belief is dropped;
+one distilled from a second, different session is promoted to active when the manifest's
+``promote_corroborated`` says so.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memdir.kernel import jsonl, lifecycle
+from memdir.kernel.atomic import write_text_atomic
+from memdir.kernel.errors import JournalOffsetError, LockTimeoutError, MemdirError, RefusedError
+from memdir.kernel.journal import journal_files
+from memdir.kernel.lifecycle import Handle
+from memdir.kernel.lock import file_lock
+from memdir.kernel.paths import state_dir
+from memdir.observe import extract, llm
+
+STATE_NAME = "observer.json"
+LOCK_NAME = "observer.lock"
+BATCH_TURNS = 40
+BATCH_CHARS = 24_000
+"""A batch ends at whichever comes first; it bounds one LLM call's prompt."""
+
+
+@dataclass
+class Observed:
+    """What one observer pass did."""
+
+    turns: int = 0
+    candidates: list[str] = field(default_factory=list)  # ids written or updated
+    promoted: list[str] = field(default_factory=list)  # ids made active by corroboration
+    dropped: list[dict[str, str]] = field(default_factory=list)  # {"text", "why"}
+    errors: list[str] = field(default_factory=list)
+    busy: bool = False  # another observer run held the lock
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the pass as a JSON object."""
+        return {
+            "turns": self.turns,
+            "candidates": self.candidates,
+            "promoted": self.promoted,
+            "dropped": self.dropped,
+            "errors": self.errors,
+            "busy": self.busy,
+        }
+
+
+def _load_state(store: Path) -> dict[str, Any] | None:
+    path = store / "state" / STATE_NAME
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("files"), dict) else None
+
+
+def _save_state(store: Path, state: dict[str, Any]) -> None:
+    write_text_atomic(state_dir(store) / STATE_NAME, json.dumps(state, indent=1, sort_keys=True))
+
+
+@dataclass
+class _Turn:
+    text: str
+    who: str
+    session: str
+    file: str
+    start: int
+    end: int
+
+
+def _propose(
+    handle: Handle,
+    observed: Observed,
+    text: str,
+    kind: str,
+    turn: _Turn,
+    importance: int | None,
+    citation: str,
+) -> None:
+    corroborating = [
+        doc
+        for _, doc in lifecycle.find_similar(
+            handle.index, text, handle.manifest.near_duplicate, ("candidate",)
+        )
+        if turn.session and (doc.get("source") or {}).get("session") not in ("", None, turn.session)
+    ]
+    try:
+        if corroborating and handle.manifest.promote_corroborated:
+            first = corroborating[0]
+            sessions = f"{first['source'].get('session')} and {turn.session}"
+            done = lifecycle.set_status(
+                handle,
+                first["id"],
+                "active",
+                reason=f"corroborated by sessions {sessions}",
+                op="promote",
+                origin="observer",
+                channel="observer",
+            )
+            observed.promoted.append(done.record.id)
+            return
+        done = lifecycle.remember(
+            handle,
+            text,
+            kind=kind,
+            origin="observer",
+            channel="observer",
+            status="candidate",
+            session=turn.session or None,
+            journal=citation,
+            importance=importance,
+        )
+        observed.candidates.append(done.record.id)
+    except RefusedError as err:
+        observed.dropped.append({"text": text, "why": err.code})
+    except MemdirError as err:
+        observed.dropped.append({"text": text, "why": f"{err.code}: {err}"})
+
+
+def _distil(
+    handle: Handle, observed: Observed, batch: list[_Turn], endpoint: llm.Endpoint | None
+) -> bool:
+    """Propose candidates from one batch; return False when the batch must be retried."""
+    for turn in batch:
+        citation = f"journal/{turn.file}:{turn.start}-{turn.end}"
+        for found in extract.extract(turn.text, turn.who):
+            _propose(handle, observed, found.text, found.kind, turn, None, citation)
+    if endpoint is None or not batch:
+        return True
+    transcript = "\n".join(f"[{t.who}] {t.text}" for t in batch)
+    try:
+        proposals = llm.distill(endpoint, transcript)
+    except llm.DistillError as err:
+        observed.errors.append(str(err))
+        return False
+    except llm.MalformedReplyError as err:
+        observed.errors.append(f"rejected the model's reply: {err}")
+        return True
+    first, last = batch[0], batch[-1]
+    citation = f"journal/{first.file}:{first.start}-{last.end}"
+    for proposal in proposals:
+        _propose(
+            handle, observed, proposal.text, proposal.kind, last, proposal.importance, citation
+        )
+    return True
+
+
+def _read_file(path: Path, offset: int) -> tuple[list[_Turn], int]:
+    turns: list[_Turn] = []
+    try:
+        tail = jsonl.read_tail(path, offset)
+    except JournalOffsetError:
+        tail = jsonl.read_tail(path, 0)  # replaced or rewritten: read it again
+    for line in tail.lines:
+        value = line.value or {}
+        text, who = value.get("text"), value.get("who")
+        if not isinstance(text, str) or not isinstance(who, str) or extract.is_noise(text):
+            continue
+        session = value.get("session") if isinstance(value.get("session"), str) else ""
+        turns.append(
+            _Turn(text, who, str(session), path.name, line.offset, line.offset + line.length)
+        )
+    return turns, tail.next_offset
+
+
+def _batches(turns: list[_Turn]) -> list[list[_Turn]]:
+    batches: list[list[_Turn]] = [[]]
+    size = 0
+    for turn in turns:
+        if len(batches[-1]) >= BATCH_TURNS or size + len(turn.text) > BATCH_CHARS:
+            batches.append([])
+            size = 0
+        batches[-1].append(turn)
+        size += len(turn.text)
+    return [b for b in batches if b]
+
+
+def observe_once(
+    handle: Handle, *, from_start: bool = False, endpoint: llm.Endpoint | None = None
+) -> Observed:
+    """Run one observer pass over every journal file (see the module docstring)."""
+    observed = Observed()
+    try:
+        with file_lock(state_dir(handle.store) / LOCK_NAME, "observe", 0.2):
+            _pass(handle, observed, from_start, endpoint)
+    except LockTimeoutError:
+        observed.busy = True
+    return observed
+
+
+def _pass(
+    handle: Handle, observed: Observed, from_start: bool, endpoint: llm.Endpoint | None
+) -> None:
+    state = _load_state(handle.store)
+    first_run = state is None or from_start
+    state = state if state is not None and not from_start else {"files": {}}
+    for path in journal_files(handle.store):
+        known = state["files"].get(path.name)
+        stat = path.stat()
+        if known is None:
+            offset = stat.st_size if (first_run and not from_start) else 0
+        elif known.get("ino") != stat.st_ino or known.get("offset", 0) > stat.st_size:
+            offset = 0  # replaced or rewritten
+        else:
+            offset = int(known.get("offset", 0))
+        state["files"][path.name] = {"offset": offset, "ino": stat.st_ino}
+        turns, next_offset = _read_file(path, offset)
+        done_to = offset
+        for batch in _batches(turns):
+            if not _distil(handle, observed, batch, endpoint):
+                break  # the endpoint failed: keep the offset before this batch, retry next tick
+            observed.turns += len(batch)
+            done_to = batch[-1].end
+            state["files"][path.name]["offset"] = done_to
+            _save_state(handle.store, state)
+        else:
+            done_to = next_offset  # every batch done: skip the noise lines after the last turn too
+        state["files"][path.name]["offset"] = done_to
+    state["last_run_at"] = time.time()
+    _save_state(handle.store, state)

@@ -1,0 +1,118 @@
+"""The bug log: ``bug`` records keyed by a normalised error signature.
+
+A report whose signature matches an open bug bumps its ``occurrences`` and ``last_seen``
+instead of adding a record (OpenWolf's bug log, as beliefs with history). The signature drops
+what varies between occurrences of one error: numbers, hex ids, quoted values and file paths.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from memdir.kernel import lifecycle
+from memdir.kernel.clock import now_iso
+from memdir.kernel.errors import NotFoundError
+from memdir.kernel.index import doc_record
+from memdir.kernel.lifecycle import Handle, Written
+from memdir.kernel.recall import recall
+from memdir.kernel.redact import redact
+from memdir.kernel.text import truncate
+
+_PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\w.-]*[/\\])+[\w.-]+")
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`")
+_HEX = re.compile(r"\b0x[0-9a-fA-F]+\b|\b[0-9a-f]{7,40}\b")
+_NUMBER = re.compile(r"\d+")
+
+
+def signature(error: str) -> str:
+    """Return the normalised signature of an error message (first line, variable parts masked)."""
+    first = next((line.strip() for line in error.splitlines() if line.strip()), error.strip())
+    text = _PATH.sub("<path>", first)
+    text = _QUOTED.sub("<value>", text)
+    text = _HEX.sub("<hex>", text)
+    text = _NUMBER.sub("<n>", text)
+    return " ".join(text.lower().split())[:300]
+
+
+def _extra(doc: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, raw in doc.get("extra", []):
+        try:
+            out[key] = json.loads(raw)
+        except ValueError:
+            out[key] = raw.strip()
+    return out
+
+
+def _raw(values: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    return tuple((k, " " + json.dumps(v, ensure_ascii=False)) for k, v in values.items())
+
+
+def log(
+    handle: Handle, error: str, fix: str, file: str | None, origin: str, channel: str
+) -> Written:
+    """Record a bug and its fix, or bump the matching open bug's occurrences.
+
+    The error, the fix and the file are redacted first: the bug log is a capture path.
+    """
+    error, fix, file = redact(error), redact(fix), redact(file) if file else None
+    sig = signature(error)
+    for hit in recall(handle.index, sig, limit=10, kinds=("bug",)).hits:
+        extra = _extra(hit.doc)
+        if extra.get("signature") == sig and "fixed" not in hit.doc.get("tags", []):
+            record = doc_record(hit.doc)
+            extra.update(occurrences=int(extra.get("occurrences", 1)) + 1, last_seen=now_iso())
+            body = (
+                record.body
+                if fix.strip() in record.body
+                else f"{record.body.rstrip()}\n\nFix: {fix.strip()}\n"
+            )
+            return lifecycle.update(
+                handle, record.id, op="bug", reason="seen again", extra=_raw(extra), body=body
+            )
+    text = truncate(" ".join(error.split()), 200)
+    body = f"Error: {error.strip()}\n\nFix: {fix.strip()}\n" + (f"\nFile: {file}\n" if file else "")
+    extra = {"signature": sig, "occurrences": 1, "last_seen": now_iso()}
+    if file:
+        extra["file"] = file
+    return lifecycle.remember(
+        handle,
+        text,
+        kind="bug",
+        origin=origin,
+        channel=channel,
+        body=body,
+        tags=("open",),
+        extra=_raw(extra),
+    )
+
+
+def search(handle: Handle, query: str, limit: int = 10) -> list[dict[str, Any]]:
+    """Return bug records relevant to ``query`` (an error message or words), open ones first."""
+    hits = recall(handle.index, query, limit=limit, kinds=("bug",)).hits
+    rows = [{**hit.to_json(), **_extra(hit.doc)} for hit in hits]
+    rows.sort(key=lambda r: ("fixed" in r.get("tags", []), -r["score"]))
+    return rows
+
+
+def listing(handle: Handle) -> list[dict[str, Any]]:
+    """Return every active bug record with its occurrences, newest first."""
+    return [
+        {**doc, **_extra(doc)}
+        for doc in handle.index.list_docs(kinds=("bug",), statuses=("active",))
+    ]
+
+
+def mark_fixed(handle: Handle, record_id: str, origin: str, channel: str) -> Written:
+    """Mark a bug fixed (tag ``fixed``); it stays searchable as a solved problem."""
+    doc = handle.index.get_doc(record_id)
+    if doc is None or doc["kind"] != "bug":
+        raise NotFoundError(f"no bug record {record_id!r}; see `memdir bug list`")
+    tags = (*(t for t in doc.get("tags", []) if t != "open"), "fixed")
+
+    del origin, channel
+    return lifecycle.update(
+        handle, record_id, op="bug fixed", reason="fixed", tags=tuple(dict.fromkeys(tags))
+    )

@@ -125,9 +125,11 @@ def _m001_initial(conn: sqlite3.Connection) -> None:
 
         CREATE VIRTUAL TABLE turns_fts USING fts5(
             text,                                  -- index terms of the speaker and the turn
-            context,                               -- index terms of the neighbouring turns
+            date,                                  -- index terms of its month ("May 2023")
+            context,                               -- index terms of the 2 turns either side
             tokenize = '{tokenizer}'
         );
+
         """.replace("{tokenizer}", FTS_TOKENIZER),
     )
 

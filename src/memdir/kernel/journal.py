@@ -110,13 +110,47 @@ def journal_files(store: Path) -> list[Path]:
     return sorted(p for p in folder.iterdir() if _NAME.match(p.name) and p.is_file())
 
 
-class _Last:
-    __slots__ = ("prev_text", "rowid", "text")
+WINDOW = 2
+"""Neighbours on each side whose text forms a turn's ``context`` column (DESIGN §5; the ±2
+window measured +4.6 points recall@5 over ±1 on LoCoMo: speakers alternate, so the turn two
+away is the same speaker's previous thought)."""
 
-    def __init__(self, rowid: int, text: str, prev_text: str) -> None:
-        self.rowid = rowid
-        self.text = text
-        self.prev_text = prev_text
+MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
+"""Fixed English month names (never the locale's) for the ``date`` column."""
+
+
+def month_words(at: str) -> str:
+    """Return the month of an ISO instant as words: ``2023-05-08T…`` → ``May 2023``.
+
+    The day number is left out on purpose: a query holding a number ("timeout 30") must not
+    match every turn of the 30th.
+    """
+    try:
+        return f"{MONTHS[int(at[5:7]) - 1]} {at[:4]}"
+    except (ValueError, IndexError):
+        return ""
+
+
+class _Recent:
+    """The last ``2 × WINDOW`` turns of one session, oldest first: (rowid, text)."""
+
+    __slots__ = ("turns",)
+
+    def __init__(self, turns: list[tuple[int, str]]) -> None:
+        self.turns = turns
 
 
 def _text(value: dict[str, Any], key: str) -> str:
@@ -153,7 +187,7 @@ def _sync_file(index: Index, path: Path) -> int:
         if row is not None and (row[1] != stat.st_ino or row[0] > stat.st_size):
             _drop_file(index, path.name)  # replaced or rewritten (purge): index it again
             offset, lines = 0, 0
-        last: dict[str, _Last] = {}
+        cache: dict[str, _Recent] = {}
         while True:
             tail = jsonl.read_tail(path, offset)
             for line in tail.lines:
@@ -163,7 +197,7 @@ def _sync_file(index: Index, path: Path) -> int:
                 text = _text(line.value, "text")
                 if not text.strip():
                     continue
-                _insert_turn(index, last, path.name, lines, line, line.value)
+                _insert_turn(index, cache, path.name, lines, line, line.value)
                 added += 1
             if tail.next_offset == offset:
                 break
@@ -184,42 +218,53 @@ def _drop_file(index: Index, name: str) -> None:
     conn.execute("DELETE FROM journal_files WHERE name = ?", (name,))
 
 
+def _recent(index: Index, cache: dict[str, _Recent], session: str) -> _Recent:
+    found = cache.get(session)
+    if found is None:
+        rows = index.conn.execute(
+            "SELECT rowid, text FROM turns WHERE session = ? ORDER BY rowid DESC LIMIT ?",
+            (session, 2 * WINDOW),
+        ).fetchall()
+        found = cache[session] = _Recent([(r[0], r[1]) for r in reversed(rows)])
+    return found
+
+
 def _insert_turn(
     index: Index,
-    last: dict[str, _Last],
+    cache: dict[str, _Recent],
     name: str,
     line_no: int,
     line: jsonl.Line,
     value: dict[str, Any],
 ) -> None:
+    """Index one turn; refresh the context of the ``WINDOW`` turns before it in its session."""
+    from memdir.kernel.text import index_text  # indexing is never on the hook path
+
     conn = index.conn
     text, who, session = _text(value, "text"), _text(value, "who"), _text(value, "session")
     at, ref = _text(value, "at"), _text(value, "ref") or None
-    previous = last.get(session)
-    if previous is None:
-        found = conn.execute(
-            "SELECT rowid, text FROM turns WHERE session = ? ORDER BY rowid DESC LIMIT 2",
-            (session,),
-        ).fetchall()
-        if found:
-            previous = _Last(found[0][0], found[0][1], found[1][1] if len(found) > 1 else "")
+    recent = _recent(index, cache, session)
     cursor = conn.execute(
         "INSERT INTO turns (file, line, offset, length, session, at, who, text, ref)"
         " VALUES (?,?,?,?,?,?,?,?,?)",
         (name, line_no, line.offset, line.length, session, at, who, text, ref),
     )
-
     rowid = int(cursor.lastrowid or 0)
-    context = previous.text if previous else ""
-    from memdir.kernel.text import index_text  # indexing is never on the hook path
-
+    before = [t for _, t in recent.turns[-WINDOW:]]
     conn.execute(
-        "INSERT INTO turns_fts (rowid, text, context) VALUES (?,?,?)",
-        (rowid, index_text(who, text), index_text(context)),
+        "INSERT INTO turns_fts (rowid, text, date, context) VALUES (?,?,?,?)",
+        (rowid, index_text(who, text), index_text(month_words(at)), index_text(*before)),
     )
-    if previous is not None:
+    window = [*recent.turns, (rowid, text)]
+    # Each of the WINDOW turns before the new one gains it as a following neighbour.
+    for position in range(max(len(window) - 1 - WINDOW, 0), len(window) - 1):
+        neighbour_id = window[position][0]
+        around = (
+            window[max(position - WINDOW, 0) : position]
+            + window[position + 1 : position + 1 + WINDOW]
+        )
         conn.execute(
             "UPDATE turns_fts SET context = ? WHERE rowid = ?",
-            (index_text(previous.prev_text, text), previous.rowid),
+            (index_text(*(t for _, t in around)), neighbour_id),
         )
-    last[session] = _Last(rowid, text, previous.text if previous else "")
+    recent.turns = window[-2 * WINDOW :]

@@ -23,10 +23,15 @@ any query term (stop words dropped); FTS5 finds them and its ``bm25()`` picks a 
 
 Only ``active`` records come back unless other statuses are asked for (DESIGN §10.7).
 
-**Journal turns.** The same terms over ``turns_fts``, ranked by FTS5's ``bm25()``: each turn's
-own text (with its speaker) and, in a second column weighted below it, the text of its
-neighbours in the same session, which measured +15 points recall@5 on LoCoMo in a prototype
-(DESIGN §5).
+**Journal turns.** The same terms, with the question-shaping words (:data:`QUESTION_WORDS`)
+dropped too, over ``turns_fts``: each turn's own text with its speaker (weight 1), its month
+("May 2023", weight 2, for "when…" questions) and the text of the two turns on each side in
+the same session (weight 0.5). FTS5's ``bm25()`` picks a pool of ``max(200, 4 × limit)``
+turns, then three priors re-rank it: × 1.3 for the one speaker the query names, × len(text) ^
+0.2, × 0.9 for a turn that is a question. On LoCoMo (evidence recall@5, no LLM) the neighbour
+column alone is worth about 9 points, widening it to ±2 another 4.6, the month 2, the priors
+about 3; every constant was chosen on conversations 0-3 and checked on 4-6
+(``benchmarks/locomo_ablation.py``, ``docs/benchmarks.md``).
 
 Imports: standard library only.
 """
@@ -41,7 +46,8 @@ from collections.abc import Iterable
 
 from memdir.kernel.clock import age_days
 from memdir.kernel.index import Index
-from memdir.kernel.text import fts_match, is_cjk, query_terms, term_words
+from memdir.kernel.text import QUESTION_WORDS, fts_match, is_cjk, query_terms, term_words
+from memdir.kernel.text import terms as term_list
 
 TYPE_CHECKING = False  # the hook path never imports typing or dataclasses (start-up cost)
 if TYPE_CHECKING:
@@ -57,8 +63,16 @@ IMPORTANCE_BASE = 0.75
 IMPORTANCE_STEP = 0.05
 POOL_MIN = 50
 POOL_FACTOR = 5
-TURN_WEIGHTS = (1.0, 0.3)
-"""BM25 weights of turns_fts columns: the turn itself, its neighbours' context."""
+TURN_WEIGHTS = (1.0, 2.0, 0.5)
+"""BM25 weights of turns_fts columns: the turn (with its speaker), its month, its neighbours."""
+TURN_POOL = 200
+"""Turns fetched by BM25 before the priors re-rank them."""
+SPEAKER_BOOST = 1.3
+"""× for a turn by the one speaker the query names ("what did Caroline…")."""
+LENGTH_PRIOR = 0.2
+"""× len(text) ^ 0.2: a longer turn carries more to find (a mild prior, 1.0 at one character)."""
+QUESTION_PENALTY = 0.9
+"""× for a turn that is itself a question: answers are what a search looks for."""
 
 
 def half_life_days(importance: int) -> float:
@@ -280,26 +294,39 @@ def search_turns(
     *,
     limit: int = 10,
     session: str | None = None,
-    weights: tuple[float, float] = TURN_WEIGHTS,
+    weights: tuple[float, float, float] = TURN_WEIGHTS,
 ) -> tuple[tuple[str, ...], list[TurnHit]]:
-    """Return the query terms and the journal turns most relevant to ``query``, best first."""
-    terms = query_terms(query)
+    """Return the query terms and the journal turns most relevant to ``query``, best first.
+
+    The recipe (module docstring): BM25 over the turn, its month and its ±2 neighbours, a pool
+    of ``max(200, 4 × limit)`` rows re-ranked by the speaker, length and question priors.
+    """
+    terms = query_terms(query, extra_stop_words=QUESTION_WORDS)
     match = fts_match(terms)
     if not match or limit <= 0:
         return tuple(terms), []
     sql = (
-        "SELECT t.file, t.line, t.offset, t.session, t.at, t.who, t.text,"
-        " bm25(turns_fts, ?, ?) AS rank"
+        "SELECT t.rowid, t.file, t.line, t.offset, t.session, t.at, t.who, t.text,"
+        " bm25(turns_fts, ?, ?, ?) AS rank"
         " FROM turns_fts JOIN turns t ON t.rowid = turns_fts.rowid WHERE turns_fts MATCH ?"
     )
     params: list[Any] = [*weights, match]
     if session is not None:
         sql += " AND t.session = ?"
         params.append(session)
-    sql += " ORDER BY rank, t.rowid LIMIT ?"
-    params.append(limit)
-    hits = [
-        TurnHit(f, line, off, sess, at, who, text, -rank)
-        for f, line, off, sess, at, who, text, rank in index.conn.execute(sql, params)
-    ]
-    return tuple(terms), hits
+    sql += " ORDER BY rank LIMIT ?"
+    params.append(max(TURN_POOL, 4 * limit))
+    rows = index.conn.execute(sql, params).fetchall()
+    wanted = set(terms)
+    named = {row[6] for row in rows if wanted & set(term_list(row[6]))}
+    scored = []
+    for rowid, file, line, offset, sess, at, who, text, rank in rows:
+        score = -rank
+        if len(named) == 1 and who in named:
+            score *= SPEAKER_BOOST
+        score *= max(len(text), 1) ** LENGTH_PRIOR
+        if text.rstrip().endswith("?"):
+            score *= QUESTION_PENALTY
+        scored.append((-score, rowid, TurnHit(file, line, offset, sess, at, who, text, score)))
+    scored.sort(key=lambda item: (item[0], item[1]))
+    return tuple(terms), [hit for _, _, hit in scored[:limit]]

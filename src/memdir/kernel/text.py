@@ -94,6 +94,28 @@ STOP_WORDS = frozenset(
 )
 
 
+QUESTION_WORDS = frozenset(
+    [
+        "kind",
+        "type",
+        "likely",
+        "might",
+        "many",
+        "much",
+        "describe",
+        "mention",
+        "mentioned",
+        "say",
+        "said",
+        "think",
+        "according",
+    ]
+)
+"""Words that shape a question rather than name its subject ("what kind of…", "how many…",
+"according to…"). Dropped from journal search queries: chosen on LoCoMo conversations 0-3 and
+checked on the held-out 4-6 (benchmarks/locomo_ablation.py)."""
+
+
 def normalize(text: str) -> str:
     """Return ``text`` NFKC-normalised and case-folded."""
     return unicodedata.normalize("NFKC", text).casefold()
@@ -145,7 +167,9 @@ def index_text(*parts: str | None) -> str:
     return " ".join(term for part in parts if part for term in terms(part))
 
 
-def query_terms(query: str, *, drop_stop_words: bool = True) -> list[str]:
+def query_terms(
+    query: str, *, drop_stop_words: bool = True, extra_stop_words: frozenset[str] = frozenset()
+) -> list[str]:
     """Return the distinct terms of a query, in order, stop words dropped.
 
     A query made only of stop words keeps them, so "who is it" still searches for something.
@@ -158,7 +182,8 @@ def query_terms(query: str, *, drop_stop_words: bool = True) -> list[str]:
         found = (_cjk_terms(run)[:-1] or [run]) if cjk else [word_term(run)]
         for term in found:
             every.setdefault(term, None)
-            if not (drop_stop_words and not cjk and run in STOP_WORDS):
+            stop = run in STOP_WORDS or run in extra_stop_words
+            if not (drop_stop_words and not cjk and stop):
                 kept.setdefault(term, None)
     return list(kept or every)[:MAX_QUERY_TERMS]
 

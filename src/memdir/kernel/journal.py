@@ -145,7 +145,10 @@ def month_words(at: str) -> str:
 
 
 class _Recent:
-    """The last ``2 × WINDOW`` turns of one session, oldest first: (rowid, text)."""
+    """The last ``2 × WINDOW`` turns of one session, oldest first: (rowid, index terms).
+
+    Terms are computed once per turn, not once per neighbour that needs them.
+    """
 
     __slots__ = ("turns",)
 
@@ -219,13 +222,15 @@ def _drop_file(index: Index, name: str) -> None:
 
 
 def _recent(index: Index, cache: dict[str, _Recent], session: str) -> _Recent:
+    from memdir.kernel.text import index_text
+
     found = cache.get(session)
     if found is None:
         rows = index.conn.execute(
             "SELECT rowid, text FROM turns WHERE session = ? ORDER BY rowid DESC LIMIT ?",
             (session, 2 * WINDOW),
         ).fetchall()
-        found = cache[session] = _Recent([(r[0], r[1]) for r in reversed(rows)])
+        found = cache[session] = _Recent([(r[0], index_text(r[1])) for r in reversed(rows)])
     return found
 
 
@@ -250,12 +255,13 @@ def _insert_turn(
         (name, line_no, line.offset, line.length, session, at, who, text, ref),
     )
     rowid = int(cursor.lastrowid or 0)
-    before = [t for _, t in recent.turns[-WINDOW:]]
+    own = index_text(text)
+    before = " ".join(t for _, t in recent.turns[-WINDOW:])
     conn.execute(
         "INSERT INTO turns_fts (rowid, text, date, context) VALUES (?,?,?,?)",
-        (rowid, index_text(who, text), index_text(month_words(at)), index_text(*before)),
+        (rowid, f"{index_text(who)} {own}", index_text(month_words(at)), before),
     )
-    window = [*recent.turns, (rowid, text)]
+    window = [*recent.turns, (rowid, own)]
     # Each of the WINDOW turns before the new one gains it as a following neighbour.
     for position in range(max(len(window) - 1 - WINDOW, 0), len(window) - 1):
         neighbour_id = window[position][0]
@@ -265,6 +271,6 @@ def _insert_turn(
         )
         conn.execute(
             "UPDATE turns_fts SET context = ? WHERE rowid = ?",
-            (index_text(*(t for _, t in around)), neighbour_id),
+            (" ".join(t for _, t in around), neighbour_id),
         )
     recent.turns = window[-2 * WINDOW :]

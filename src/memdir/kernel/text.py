@@ -153,8 +153,11 @@ def terms(text: str) -> list[str]:
 
     Example: ``terms("Running 红色主题")`` is ``["run", "红色", "色主", "主题", "题"]``.
     """
+    normal = normalize(text)
+    if normal.isascii():  # the common case: no CJK to split out, every run is a word
+        return [word_term(run) for run in _WORD.findall(normal)]
     out: list[str] = []
-    for run, cjk in _runs(normalize(text)):
+    for run, cjk in _runs(normal):
         if cjk:
             out.extend(_cjk_terms(run))
         else:

@@ -171,9 +171,13 @@ class CodexReader:
         yield Turn(f"codex:{digest}", role, text, self.session, _instant(stamp))
 
 
-def _head_sha(path: Path) -> str:
+HEAD_BYTES = 65536
+"""A file's identity: the hash of its first bytes, up to this many (a grown file keeps it)."""
+
+
+def _head_sha(path: Path, length: int) -> str:
     with path.open("rb") as fh:
-        return hashlib.sha256(fh.read(65536)).hexdigest()
+        return hashlib.sha256(fh.read(length)).hexdigest()
 
 
 def _lines(path: Path, offset: int) -> Iterator[tuple[int, bytes]]:
@@ -237,13 +241,20 @@ def import_files(store: Path, paths: list[Path], source: str) -> Imported:
     try:
         for path in paths:
             key = str(path.resolve())
-            head = _head_sha(path)
             known = progress.get(key, {})
-            offset = int(known.get("offset", 0)) if known.get("head") == head else 0
+            head_len = int(known.get("head_len", 0))
+            same = head_len > 0 and known.get("head") == _head_sha(path, head_len)
+            offset = int(known.get("offset", 0)) if same else 0
             if offset > path.stat().st_size:
                 offset = 0
             offset = _import_one(store, path, offset, source, result, ledgers, dedup)
-            progress[key] = {"head": head, "offset": offset}
+            head_len = min(path.stat().st_size, HEAD_BYTES)
+            progress[key] = {
+                "head": _head_sha(path, head_len),
+                "head_len": head_len,
+                "offset": offset,
+            }
+
             write_text_atomic(progress_path, json.dumps(progress, indent=1))
             result.files += 1
     finally:

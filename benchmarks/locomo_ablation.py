@@ -671,7 +671,6 @@ with the month instead of the day in the date column."""
 
 
 def main(argv: list[str]) -> None:
-
     """Run every section and print the tables."""
     bench = Bench(load(Path(argv[0]) if argv else DATA))
     started = time.perf_counter()

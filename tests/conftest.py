@@ -84,7 +84,6 @@ def store(project: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return made
 
 
-
 def run_cli(*args: str, input_text: str | None = None) -> Result:
     """Invoke the CLI in-process and return click's result (exit code, stdout, stderr)."""
     from memdir.cli.app import cli

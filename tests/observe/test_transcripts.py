@@ -67,7 +67,9 @@ def test_a_grown_transcript_imports_only_its_new_lines(store: Path, tmp_path: Pa
     assert second.duplicates == 0
 
 
-def test_codex_rollouts_keep_messages_and_tool_names_but_never_encrypted_reasoning(store: Path) -> None:
+def test_codex_rollouts_keep_messages_and_tool_names_but_never_encrypted_reasoning(
+    store: Path,
+) -> None:
     done = memory.import_transcripts(store, CODEX, "codex-rollout")
     turns = _turns(store)
     assert done.turns == 2
@@ -84,27 +86,65 @@ def test_codex_rollouts_keep_messages_and_tool_names_but_never_encrypted_reasoni
 def test_a_rollout_we_write_ourselves(store: Path, tmp_path: Path) -> None:
     rollout = tmp_path / "rollout.jsonl"
     rows = [
-        {"timestamp": "2026-03-01T10:00:00.000Z", "type": "session_meta", "payload": {"id": "cx-1"}},
-        {"timestamp": "2026-03-01T10:00:01.000Z", "type": "response_item", "payload": {
-            "type": "message", "role": "user",
-            "content": [{"type": "input_text", "text": "<environment_context>cwd=/x</environment_context>"}]}},
-        {"timestamp": "2026-03-01T10:00:02.000Z", "type": "response_item", "payload": {
-            "type": "message", "role": "user",
-            "content": [{"type": "input_text", "text": "Remember that the API key lives in Vault."}]}},
-        {"timestamp": "2026-03-01T10:00:03.000Z", "type": "response_item", "payload": {
-            "type": "reasoning", "encrypted_content": "SECRET-REASONING"}},
-        {"timestamp": "2026-03-01T10:00:04.000Z", "type": "response_item", "payload": {
-            "type": "function_call", "name": "shell", "arguments": "{}"}},
-        {"timestamp": "2026-03-01T10:00:05.000Z", "type": "response_item", "payload": {
-            "type": "message", "role": "assistant",
-            "content": [{"type": "output_text", "text": "Noted: secrets live in Vault."}]}},
+        {
+            "timestamp": "2026-03-01T10:00:00.000Z",
+            "type": "session_meta",
+            "payload": {"id": "cx-1"},
+        },
+        {
+            "timestamp": "2026-03-01T10:00:01.000Z",
+            "type": "response_item",
+            "payload": {
+                "type": "message",
+                "role": "user",
+                "content": [
+                    {
+                        "type": "input_text",
+                        "text": "<environment_context>cwd=/x</environment_context>",
+                    }
+                ],
+            },
+        },
+        {
+            "timestamp": "2026-03-01T10:00:02.000Z",
+            "type": "response_item",
+            "payload": {
+                "type": "message",
+                "role": "user",
+                "content": [
+                    {"type": "input_text", "text": "Remember that the API key lives in Vault."}
+                ],
+            },
+        },
+        {
+            "timestamp": "2026-03-01T10:00:03.000Z",
+            "type": "response_item",
+            "payload": {"type": "reasoning", "encrypted_content": "SECRET-REASONING"},
+        },
+        {
+            "timestamp": "2026-03-01T10:00:04.000Z",
+            "type": "response_item",
+            "payload": {"type": "function_call", "name": "shell", "arguments": "{}"},
+        },
+        {
+            "timestamp": "2026-03-01T10:00:05.000Z",
+            "type": "response_item",
+            "payload": {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "Noted: secrets live in Vault."}],
+            },
+        },
         {"timestamp": "2026-03-01T10:00:06.000Z", "type": "brand_new_type", "payload": {"x": 1}},
     ]
     rollout.write_text("".join(json.dumps(r) + "\n" for r in rows) + "not json\n")
     done = memory.import_transcripts(store, [rollout], "codex-rollout")
     assert (done.turns, done.bad_lines) == (2, 1)
     texts = [t["text"] for t in _turns(store)]
-    assert texts == ["Remember that the API key lives in Vault.", "Noted: secrets live in Vault.\n[tools used: shell]"]
+    assert texts == [
+        "Remember that the API key lives in Vault.",
+        "Noted: secrets live in Vault.\n[tools used: shell]",
+    ]
 
 
 def test_bad_input_is_an_error_not_a_silent_success(store: Path, tmp_path: Path) -> None:
@@ -122,8 +162,12 @@ def test_bad_input_is_an_error_not_a_silent_success(store: Path, tmp_path: Path)
 def test_a_large_transcript_imports_in_bounded_memory(store: Path, tmp_path: Path) -> None:
     """About 40 MB of transcript: peak memory must not grow with the file (streamed)."""
     big = tmp_path / "big.jsonl"
-    line = {"type": "user", "sessionId": "big", "timestamp": "2026-01-01T00:00:00Z",
-            "message": {"role": "user", "content": "x " * 900}}
+    line = {
+        "type": "user",
+        "sessionId": "big",
+        "timestamp": "2026-01-01T00:00:00Z",
+        "message": {"role": "user", "content": "x " * 900},
+    }
     with big.open("w") as fh:
         for n in range(20_000):
             fh.write(json.dumps({**line, "uuid": f"u{n}"}) + "\n")
@@ -133,8 +177,12 @@ def test_a_large_transcript_imports_in_bounded_memory(store: Path, tmp_path: Pat
         "done = memory.import_transcripts(Path(sys.argv[1]), [Path(sys.argv[2])], 'claude-transcript');"
         "print(done.turns, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
     )
-    out = subprocess.run([sys.executable, "-c", probe, str(store), str(big)], capture_output=True,
-                         text=True, check=True).stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-c", probe, str(store), str(big)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     turns, peak_kib = int(out[0]), int(out[1])
     assert turns == 20_000
     assert peak_kib < 150 * 1024  # far below the file's 36 MB times Python's overhead

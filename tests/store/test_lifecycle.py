@@ -118,7 +118,6 @@ def test_a_secret_is_refused_and_nothing_is_written(store: Path) -> None:
     assert _commits(store) == before
 
 
-
 def test_private_spans_never_reach_the_file(store: Path) -> None:
     done = service.remember(store, "Deploys go out on Fridays <private>my diary</private>")
     assert done.record.text == "Deploys go out on Fridays"

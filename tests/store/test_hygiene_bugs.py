@@ -25,7 +25,7 @@ def _codes(report: dict) -> dict[str, list[list[str]]]:
 def test_dream_reports_and_never_writes(store: Path) -> None:
     a = service.remember(store, "Use pnpm, not npm, in the web app").record
     b = service.remember(store, "Use npm, not pnpm, in the web app").record
-    service.remember(store, "The deploy script lives in scripts/deploy.sh and needs bash").record
+    service.remember(store, "The deploy script lives in scripts/deploy.sh and needs bash")
     head = git(store, "rev-parse", "HEAD")
     files = {p: p.read_bytes() for p in (store / "records").rglob("*.md")}
     report = memory.dream(store)

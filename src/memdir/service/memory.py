@@ -92,3 +92,19 @@ def bug_fixed(store: Path, record_id: str, *, origin: str, channel: str) -> Writ
 def import_transcripts(store: Path, paths: list[Path], source: str) -> transcripts.Imported:
     """Import Claude Code transcripts or Codex rollouts into the journal."""
     return transcripts.import_files(store, paths, source)
+
+
+def export_records(store: Path, statuses: list[str]) -> list[str]:
+    """Return every record (of ``statuses``, or all) as JSON lines."""
+    from memdir.store import bulk
+
+    with opened(store) as handle:
+        return list(bulk.export_lines(handle, statuses))
+
+
+def import_records(store: Path, path: Path) -> Any:
+    """Import records from a JSON Lines file (``memdir export`` output), one commit."""
+    from memdir.store import bulk
+
+    with opened(store) as handle:
+        return bulk.import_lines(handle, bulk.read_jsonl(path))

@@ -349,19 +349,40 @@ def _render_bugs(v: dict[str, Any]) -> str:
     "--from",
     "source",
     required=True,
-    type=click.Choice(["claude-transcript", "codex-rollout"]),
-    help="What the files are.",
+    type=click.Choice(["claude-transcript", "codex-rollout", "jsonl"]),
+    help="What the files are: host transcripts, or records exported as JSON Lines.",
 )
 @store_option
 @json_option
 def import_(paths: tuple[Path, ...], source: str, store: Path | None, as_json: bool) -> None:
-    """Bring host session transcripts into the journal (idempotent, streamed).
+    """Bring transcripts into the journal, or exported records into the store.
+
+    Transcripts are streamed and imported once (idempotent); JSON Lines records
+    (from `memdir export`) are written in one commit, origin import.
 
     \b
     Example:
         memdir import --from claude-transcript ~/.claude/projects/my-app/*.jsonl
+        memdir import --from jsonl backup.jsonl
     """
-    done = memory.import_transcripts(resolve(store), list(paths), source)
+    target = resolve(store)
+    if source == "jsonl":
+        results = [memory.import_records(target, path).to_json() for path in paths]
+        total = {
+            "imported": sum(r["imported"] for r in results),
+            "existing": sum(r["existing"] for r in results),
+            "refused": [x for r in results for x in r["refused"]],
+        }
+        emit(
+            total,
+            as_json=as_json,
+            render=lambda v: (
+                f"imported {v['imported']} records; {v['existing']} already there; "
+                f"{len(v['refused'])} refused"
+            ),
+        )
+        return
+    done = memory.import_transcripts(target, list(paths), source)
     emit(
         done.to_json(),
         as_json=as_json,
@@ -373,4 +394,53 @@ def import_(paths: tuple[Path, ...], source: str, store: Path | None, as_json: b
     )
 
 
-COMMANDS = [serve, observe, review, threads, dream, bug, import_]
+@click.command()
+@click.option(
+    "--to",
+    "target_format",
+    type=click.Choice(["jsonl"]),
+    default="jsonl",
+    show_default=True,
+    help="The export format.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write here instead of standard output.",
+)
+@click.option(
+    "--status",
+    "statuses",
+    multiple=True,
+    type=click.Choice(["candidate", "active", "superseded", "rejected", "forgotten"]),
+    help="Only records of this status (repeatable).",
+)
+@store_option
+@json_option
+def export(
+    target_format: str,
+    output: Path | None,
+    statuses: tuple[str, ...],
+    store: Path | None,
+    as_json: bool,
+) -> None:
+    """Export records as JSON Lines (one record per line, the --json shape).
+
+    \b
+    Example:
+        memdir export -o backup.jsonl
+    """
+    del target_format, as_json  # JSON Lines is the only format; each line is already JSON
+    lines = memory.export_records(resolve(store), list(statuses))
+    if output is None:
+        click.echo("".join(lines), nl=False)
+        return
+    from memdir.kernel.atomic import write_text_atomic
+
+    write_text_atomic(output, "".join(lines))
+    click.echo(f"exported {len(lines)} records to {output}", err=True)
+
+
+COMMANDS = [serve, observe, review, threads, dream, bug, import_, export]

@@ -1,0 +1,139 @@
+"""Bulk export and import of records as JSON Lines: backups, moves between stores, seeding.
+
+``export`` writes one record per line in its ``--json`` shape (DESIGN §3 keys plus ``body``).
+``import`` reads such lines, streamed, and writes every new record in one git commit (DESIGN
+§2: bulk imports commit once per batch). Each line is checked like a hand-edited file (the
+schema of :func:`memdir.kernel.recordfile.build_record`) and by the secret scan; a record whose
+id already exists is skipped, so importing the same file twice adds nothing. Provenance comes
+from the channel: imported records get origin ``import`` (their original origin is kept in
+``source.original_origin``); their status is kept, so a rejected belief stays rejected.
+Near-duplicates of existing records are not merged here (``memdir dream`` reports them).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memdir.kernel import gitio, txn
+from memdir.kernel.atomic import write_atomic
+from memdir.kernel.errors import MemdirError, RecordParseError, SecretError
+from memdir.kernel.index import FileStat, doc_record
+from memdir.kernel.lifecycle import Handle
+from memdir.kernel.lock import store_lock
+from memdir.kernel.model import FIELD_ORDER, relative_path
+from memdir.kernel.recordfile import build_record, dump
+from memdir.kernel.redact import check_text
+
+BATCH = 5000
+"""Records written and indexed per batch; the git commit comes once, at the end."""
+
+
+@dataclass
+class BulkImported:
+    """What a bulk import did."""
+
+    imported: int = 0
+    existing: int = 0
+    refused: list[dict[str, Any]] = field(default_factory=list)  # {"line", "why"}
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the counts and refusals as a JSON object."""
+        return {"imported": self.imported, "existing": self.existing, "refused": self.refused}
+
+
+def export_lines(handle: Handle, statuses: Iterable[str] = ()) -> Iterator[str]:
+    """Yield every record (of ``statuses``, or all) as one JSON line, oldest first."""
+    for doc in handle.index.list_docs(statuses=list(statuses), newest_first=False):
+        record = doc_record(doc)
+        out = record.to_json()
+        if record.extra:
+            out["extra"] = dict(record.extra)  # other keys (a bug's signature), raw YAML text
+        yield json.dumps(out, ensure_ascii=False) + "\n"
+
+
+def _record(value: Any, scope: str) -> Any:
+    if not isinstance(value, dict):
+        raise RecordParseError("not a JSON object")
+    values = {key: value[key] for key in FIELD_ORDER if key in value}
+    body = value["body"] if isinstance(value.get("body"), str) else ""
+    raw_extra: dict[str, Any] = value["extra"] if isinstance(value.get("extra"), dict) else {}
+    extra = tuple(
+        (str(k), str(v)) for k, v in raw_extra.items() if k not in FIELD_ORDER and k != "body"
+    )
+    record = build_record(values, body=body, path=None, default_scope=scope, extra=extra)
+    check_text(
+        "\n".join(
+            [
+                record.text,
+                *record.aliases,
+                *record.tags,
+                record.body,
+                *(raw for _, raw in record.extra),
+            ]
+        )
+    )
+    source = dict(record.source)
+    source["original_origin"] = record.origin
+    source["channel"] = "import"
+    return dataclasses.replace(record, origin="import", source=source)
+
+
+def import_lines(handle: Handle, lines: Iterable[str]) -> BulkImported:
+    """Import records from JSON lines; one commit for all of them.
+
+    Raises:
+        LockTimeoutError: another writer held the store.
+        GitError: the final commit failed (the files are written and indexed; `memdir sync`
+            commits them).
+    """
+    result = BulkImported()
+    batch: list[Any] = []
+    batch_ids: set[str] = set()
+    with store_lock(handle.store, "import", handle.lock_timeout_seconds):
+        txn.recover(handle.store, handle.index)
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                record = _record(json.loads(line), handle.manifest.scope)
+            except (ValueError, RecordParseError, SecretError) as err:
+                why = err.code if isinstance(err, MemdirError) else "not JSON"
+                result.refused.append({"line": number, "why": why})
+                continue
+            if record.id in batch_ids or handle.index.get_path(record.id) is not None:
+                result.existing += 1
+                continue
+            batch.append(record)
+            batch_ids.add(record.id)
+            if len(batch) >= BATCH:
+                _write(handle, batch)
+                result.imported += len(batch)
+                batch, batch_ids = [], set()
+        if batch:
+            _write(handle, batch)
+            result.imported += len(batch)
+        if result.imported:
+            gitio.commit(handle.store, ["records"], f"import {result.imported} records (bulk)")
+    return result
+
+
+def _write(handle: Handle, records: list[Any]) -> None:
+    for record in records:
+        write_atomic(
+            handle.store / relative_path(record), dump(record).encode("utf-8"), durable=False
+        )
+    with handle.index.write():
+        for record in records:
+            rel = relative_path(record)
+            handle.index.upsert_record(record, rel, FileStat.of(handle.store / rel), [])
+
+
+def read_jsonl(path: Path) -> Iterator[str]:
+    """Yield a file's lines, streamed."""
+    with path.open(encoding="utf-8", errors="replace") as fh:
+        yield from fh

@@ -34,6 +34,9 @@ if TYPE_CHECKING:
 
 INDEX_NAME = "index.sqlite"
 BUSY_TIMEOUT_SECONDS = 30.0
+BACKUP_MAX_BYTES = 128 * 1024 * 1024
+"""Indexes larger than this are not copied before a migration: rebuilding one (`memdir reindex`)
+is the real safety net, and copying a gigabyte on every upgrade would be a cost with no gain."""
 FTS_TOKENIZER = "unicode61 remove_diacritics 0"
 """Columns hold terms already normalised and stemmed by :func:`memdir.kernel.text.terms`."""
 
@@ -134,7 +137,36 @@ def _m001_initial(conn: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: tuple[tuple[int, Callable[[sqlite3.Connection], None]], ...] = ((1, _m001_initial),)
+def _m002_turn_frequencies(conn: sqlite3.Connection) -> None:
+    """Count, per term, the journal turns whose text or month holds it (journal search's pruning).
+
+    FTS5 can only count a term's rows by reading its whole posting list, which takes tens of
+    milliseconds for a common word in a million turns; this table answers in microseconds.
+    Existing turns are counted here, so an index built before this migration is complete after it.
+    """
+    _run_script(
+        conn,
+        """
+        CREATE TABLE IF NOT EXISTS turn_df (
+            term TEXT PRIMARY KEY,                 -- an index term (normalised, stemmed)
+            rows INTEGER NOT NULL                  -- journal turns whose text holds it
+        ) WITHOUT ROWID;
+        """,
+    )
+    from memdir.kernel.text import month_words, terms
+
+    counts: dict[str, int] = {}
+    for text, at in conn.execute("SELECT text, at FROM turns"):
+        for term in {*terms(text), *terms(month_words(at))}:
+            counts[term] = counts.get(term, 0) + 1
+    conn.execute("DELETE FROM turn_df")
+    conn.executemany("INSERT INTO turn_df (term, rows) VALUES (?, ?)", counts.items())
+
+
+MIGRATIONS: tuple[tuple[int, Callable[[sqlite3.Connection], None]], ...] = (
+    (1, _m001_initial),
+    (2, _m002_turn_frequencies),
+)
 LATEST_VERSION = MIGRATIONS[-1][0]
 
 
@@ -238,6 +270,8 @@ class Index:
                 f"{self.path} was written by a newer memdir (index format {version}, this "
                 f"one reads {LATEST_VERSION}); upgrade memdir or run `memdir reindex`"
             )
+        if 0 < version < LATEST_VERSION:
+            self._backup(version)
         for number, migrate in MIGRATIONS:
             if number <= version:
                 continue
@@ -247,6 +281,24 @@ class Index:
                     continue  # another process migrated while we waited
                 migrate(self.conn)
                 self.conn.execute(f"PRAGMA user_version = {number}")
+
+    def _backup(self, version: int) -> None:
+        """Copy the index aside before migrating it (case B40): ``state/backups/index-vN.sqlite``.
+
+        The index is derived data, so this is a convenience for diagnosing an upgrade, not the
+        safety net: ``memdir reindex`` rebuilds any index from the records and the journal.
+        """
+        folder = self.store / "state" / "backups"
+        target = folder / f"index-v{version}.sqlite"
+        if target.exists() or self.path.stat().st_size > BACKUP_MAX_BYTES:
+            return  # kept by an earlier, interrupted migration; or too big to be worth a copy
+        folder.mkdir(parents=True, exist_ok=True)
+        copy = sqlite3.connect(folder / f".{target.name}.tmp")
+        try:
+            self.conn.backup(copy)
+        finally:
+            copy.close()
+        (folder / f".{target.name}.tmp").replace(target)
 
     def close(self) -> None:
         """Close the connection."""

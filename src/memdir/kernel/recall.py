@@ -65,6 +65,12 @@ POOL_MIN = 50
 POOL_FACTOR = 5
 TURN_WEIGHTS = (1.0, 2.0, 0.5)
 """BM25 weights of turns_fts columns: the turn (with its speaker), its month, its neighbours."""
+TURN_CAP = 4000
+"""Journal turns whose own text may hold the searched words before the search is limited: rarest
+words first as for records (:func:`searchable`); when even the rarest is in more turns than this,
+only the most recent matches are ranked (see :func:`search_turns`)."""
+TURN_CONTEXT_SPREAD = 5
+"""A word in a turn's text also matches the rows that have that turn as a neighbour (±2)."""
 TURN_POOL = 200
 """Turns fetched by BM25 before the priors re-rank them."""
 SPEAKER_BOOST = 1.3
@@ -137,20 +143,65 @@ class Recalled:
         self.took_ms = took_ms
 
 
-def _document_frequencies(index: Index, terms: list[str]) -> dict[str, int]:
+CANDIDATE_CAP = 20_000
+"""Most rows a query may match before its commonest terms are left out of the FTS search.
+
+In a store of 100,000 records or a journal of 1,000,000 turns a word like "like" is in a large
+share of rows, and scoring them all costs tens to hundreds of milliseconds while moving the
+ranking little: its idf is near zero. Terms are taken rarest first while the rows they match add
+up to at most this; the rarest term is always kept. Record recall still counts every query term
+when it scores the candidates."""
+
+
+def document_frequencies(
+    index: Index, terms: list[str], table: str = "records_terms"
+) -> dict[str, int]:
+    """Return how many rows of an FTS table contain each term (``table`` is its fts5vocab)."""
+    if table != "records_terms":
+        raise ValueError(table)
     found: dict[str, int] = {}
     for term in terms:
         if len(term) == 1 and is_cjk(term):  # a prefix term: every bigram it starts
             row = index.conn.execute(
-                "SELECT coalesce(sum(doc), 0) FROM records_terms WHERE term >= ? AND term < ?",
+                f"SELECT coalesce(sum(doc), 0) FROM {table} WHERE term >= ? AND term < ?",  # noqa: S608 - table is checked above
                 (term, term + "\U0010ffff"),
             ).fetchone()
         else:
-            row = index.conn.execute(
-                "SELECT doc FROM records_terms WHERE term = ?", (term,)
-            ).fetchone()
+            row = index.conn.execute(f"SELECT doc FROM {table} WHERE term = ?", (term,)).fetchone()  # noqa: S608
         found[term] = int(row[0]) if row else 0
     return found
+
+
+def turn_frequencies(index: Index, terms: list[str]) -> dict[str, int]:
+    """Return how many journal turns hold each term in their text or month (``turn_df``)."""
+    found: dict[str, int] = {}
+    for term in terms:
+        if len(term) == 1 and is_cjk(term):
+            row = index.conn.execute(
+                "SELECT coalesce(sum(rows), 0) FROM turn_df WHERE term >= ? AND term < ?",
+                (term, term + "\U0010ffff"),
+            ).fetchone()
+        else:
+            row = index.conn.execute("SELECT rows FROM turn_df WHERE term = ?", (term,)).fetchone()
+        found[term] = int(row[0]) if row else 0
+    return found
+
+
+def searchable(terms: list[str], frequencies: dict[str, int], cap: int = 0) -> list[str]:
+    """Return the terms to search for: rarest first while they match at most ``cap`` rows.
+
+    ``cap`` defaults to :data:`CANDIDATE_CAP`; the rarest term is always kept.
+    """
+    cap = cap or CANDIDATE_CAP
+    kept: set[str] = set()
+    total = 0
+    for term in sorted(terms, key=lambda t: frequencies.get(t, 0)):
+        rows = frequencies.get(term, 0)
+        if kept and total + rows > cap:
+            continue
+        kept.add(term)
+        total += rows
+    return [t for t in terms if t in kept]
 
 
 def _term_counts(columns: tuple[str, ...], terms: list[str]) -> dict[str, float]:
@@ -196,9 +247,10 @@ def recall(
     del explain
     started = time.perf_counter()
     terms = query_terms(query)
-    match = fts_match(terms)
-    if not match or limit <= 0:
+    if not terms or limit <= 0:
         return Recalled(query, tuple(terms), [], (time.perf_counter() - started) * 1000)
+    frequencies = document_frequencies(index, terms)
+    match = fts_match(searchable(terms, frequencies))
     kinds, statuses = list(kinds), list(statuses)
     sql = (
         "SELECT r.rowid, r.doc, r.importance, r.updated_at, r.tokens,"
@@ -220,7 +272,6 @@ def recall(
         "SELECT docs, tokens FROM fts_stats WHERE name = 'records'"
     ).fetchone()
     average = total / docs if docs else 1.0
-    frequencies = _document_frequencies(index, terms) if rows else {}
     surface = term_words(query)
     weights = {term: idf(docs, frequencies.get(term, 0)) for term in terms}
     scored: list[tuple[float, int, Hit]] = []
@@ -302,19 +353,26 @@ def search_turns(
     of ``max(200, 4 × limit)`` rows re-ranked by the speaker, length and question priors.
     """
     terms = query_terms(query, extra_stop_words=QUESTION_WORDS)
-    match = fts_match(terms)
-    if not match or limit <= 0:
+    if not terms or limit <= 0:
         return tuple(terms), []
+    frequencies = turn_frequencies(index, terms)
+    kept = searchable(terms, frequencies, TURN_CAP)
+    match = fts_match(kept)
+    common = sum(frequencies.get(t, 0) for t in kept) > TURN_CAP
+    # Every query word in more than TURN_CAP turns: score only the most recent matches (FTS5
+    # walks its rowids newest first and stops), instead of ranking hundreds of thousands.
+    window = TURN_CAP * TURN_CONTEXT_SPREAD if common else -1  # -1: no limit
     sql = (
-        "SELECT t.rowid, t.file, t.line, t.offset, t.session, t.at, t.who, t.text,"
-        " bm25(turns_fts, ?, ?, ?) AS rank"
-        " FROM turns_fts JOIN turns t ON t.rowid = turns_fts.rowid WHERE turns_fts MATCH ?"
+        "SELECT t.rowid, t.file, t.line, t.offset, t.session, t.at, t.who, t.text, m.rank"
+        " FROM (SELECT rowid, bm25(turns_fts, ?, ?, ?) AS rank FROM turns_fts"
+        " WHERE turns_fts MATCH ? ORDER BY rowid DESC LIMIT ?) m"
+        " JOIN turns t ON t.rowid = m.rowid"
     )
-    params: list[Any] = [*weights, match]
+    params: list[Any] = [*weights, match, window]
     if session is not None:
-        sql += " AND t.session = ?"
+        sql += " WHERE t.session = ?"
         params.append(session)
-    sql += " ORDER BY rank LIMIT ?"
+    sql += " ORDER BY m.rank LIMIT ?"
     params.append(max(TURN_POOL, 4 * limit))
     rows = index.conn.execute(sql, params).fetchall()
     wanted = set(terms)

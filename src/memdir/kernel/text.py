@@ -116,6 +116,35 @@ QUESTION_WORDS = frozenset(
 checked on the held-out 4-6 (benchmarks/locomo_ablation.py)."""
 
 
+MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
+"""Fixed English month names (never the locale's) for the ``date`` column."""
+
+
+def month_words(at: str) -> str:
+    """Return the month of an ISO instant as words: ``2023-05-08T…`` → ``May 2023``.
+
+    The day number is left out on purpose: a query holding a number ("timeout 30") must not
+    match every turn of the 30th.
+    """
+    try:
+        return f"{MONTHS[int(at[5:7]) - 1]} {at[:4]}"
+    except (ValueError, IndexError):
+        return ""
+
+
 def normalize(text: str) -> str:
     """Return ``text`` NFKC-normalised and case-folded."""
     return unicodedata.normalize("NFKC", text).casefold()

@@ -26,7 +26,7 @@ def _ks(text: str) -> tuple[int, ...]:
 def _render(v: dict[str, Any]) -> str:
     ks = [k.split("@")[1] for k in v["memdir"] if k.startswith("recall@")]
     head = (
-        "system            "
+        "system              "
         + "".join(f"R@{k:<6}" for k in ks)
         + "R_all@"
         + f"{ks[0]:<4}"
@@ -42,7 +42,8 @@ def _render(v: dict[str, Any]) -> str:
                 f"{s[f'recall_all@{ks[0]}']:<10.1f}{s['mrr']:<7.3f}{s['p50_ms']:<8.2f}{s['p95_ms']:.2f}"
             )
         )
-        return f"{name:<18}{cells}{extra}"
+        return f"{name:<20}{cells}{extra}"
+
 
     lines = [
         f"LoCoMo evidence recall: {v['questions_scored']} questions scored in "

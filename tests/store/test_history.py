@@ -1,12 +1,14 @@
 """History: one commit per operation, diff of a correction chain, rollback as a revert commit."""
 
+import json
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from memdir import service
 from memdir.kernel.errors import GitError, NotFoundError, UsageError
-from tests.conftest import git
+from tests.conftest import git, run_cli
 
 
 def test_rollback_of_a_correction_restores_the_old_belief_with_a_revert_commit(store: Path) -> None:
@@ -62,3 +64,31 @@ def test_log_of_one_record_lists_only_its_commits(store: Path) -> None:
     service.forget(store, a.id, "done")
     subjects = [c.subject for c in service.log(store, a.id)]
     assert subjects == [f"forget {a.id}: done", f"remember {a.id}"]
+
+
+def test_record_writes_are_plain_commits_that_leave_the_store_clean(store: Path) -> None:
+    first = service.remember(store, "The staging database is called blue-heron").record.id
+    service.remember(store, "Deploys go out on Tuesdays")
+    service.correct(store, first, "The staging database is called grey-heron", reason="renamed")
+    assert git(store, "status", "--porcelain") == ""
+    subjects = git(store, "log", "--format=%s").splitlines()
+    assert subjects[0].startswith(f"correct {first}") and subjects[2].startswith("remember")
+    assert git(store, "rev-list", "--count", "HEAD").strip() == str(len(subjects))
+    fsck = subprocess.run(["git", "-C", str(store), "fsck", "--strict"], capture_output=True)
+    assert fsck.returncode == 0, fsck.stderr
+    assert "commit: correct" in git(store, "reflog", "-n1")
+
+
+def test_a_large_bulk_import_leaves_the_history_packed(store: Path, tmp_path: Path) -> None:
+    rows = [
+        json.dumps({"id": f"f-{n:014d}", "kind": "fact", "text": f"Imported fact number {n}"})
+        for n in range(1100)
+    ]
+    source = tmp_path / "export.jsonl"
+    source.write_text("\n".join(rows) + "\n")
+    result = run_cli("import", "--from", "jsonl", str(source), "--json")
+    assert result.exit_code == 0, result.output
+    counts = dict(line.split(": ") for line in git(store, "count-objects", "-v").splitlines())
+    assert int(counts["count"]) < 50 and int(counts["in-pack"]) > 1100
+    assert run_cli("health").exit_code == 0
+    assert service.recall(store, "imported fact number 1099").hits

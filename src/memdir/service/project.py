@@ -144,6 +144,7 @@ def sync(store: Path, *, logs_only: bool = False) -> Synced:
         if dirty:
             what = "logs" if logs_only else "logs and hand edits"
             gitio.commit(store, present, f"sync: commit {len(dirty)} changed file(s) ({what})")
+    gitio.maintain(store)  # outside the lock: packing may take seconds in a large store
     return Synced(sorted(dirty))
 
 

@@ -119,6 +119,8 @@ def import_lines(handle: Handle, lines: Iterable[str]) -> BulkImported:
             result.imported += len(batch)
         if result.imported:
             gitio.commit(handle.store, ["records"], f"import {result.imported} records (bulk)")
+    if result.imported:
+        gitio.maintain(handle.store)  # pack the new objects so later commits stay fast
     return result
 
 

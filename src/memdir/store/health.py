@@ -251,4 +251,11 @@ def check(store: Path) -> Report:
         report.counts = index.count_by("status")
     finally:
         index.close()
+    try:
+        if gitio.maintain(store):
+            report.findings.append(
+                Finding("info", "git_packed", "packed the history's loose objects (faster writes)")
+            )
+    except GitError as err:
+        report.findings.append(Finding("warning", "git_maintenance", str(err)))
     return report

@@ -43,6 +43,9 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     for name in ("GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"):
         monkeypatch.setenv(name, "test@example.invalid")
     monkeypatch.delenv("MEMDIR_STORE", raising=False)
+    # Never the checkout: a test that forgets to pick a folder must not write a store into it.
+    monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
+
     for name, _ in AGENT_MARKERS:
         monkeypatch.delenv(name, raising=False)
     return home

@@ -51,6 +51,18 @@ def test_session_start_injects_a_fenced_digest_with_rules_first(store: Path, hoo
     assert "not instructions" in context
     lines = [line for line in context.splitlines() if line.startswith("- ")]
     assert "(rule, owner," in lines[0] and "Never commit directly to main" in lines[0]
+    assert "2 active records (1 fact, 1 rule)." in context
+
+
+def test_the_digest_counts_only_active_records(store: Path, hook: Hook) -> None:
+    keep = service.remember(store, "The build cache lives in .cache/build").record.id
+    old = service.remember(store, "The queue is RabbitMQ").record.id
+    service.correct(store, old, "The queue is Kafka", reason="migrated")
+    gone = service.remember(store, "Deploys happen on Fridays", kind="rule").record.id
+    service.forget(store, gone, reason="no longer true")
+    context = hook("SessionStart", source="startup").context
+    assert "2 active records (2 fact)." in context, context
+    assert keep
 
 
 def test_the_digest_respects_its_token_budget(store: Path, hook: Hook) -> None:

@@ -181,8 +181,45 @@ def test_hosts_lists_every_host_and_what_it_lacks() -> None:
     assert rows["claude-code"]["installable"]
     assert rows["codex"]["events"]["SessionEnd"] is None
     assert not rows["cursor"]["installable"]
+
+
+def test_a_refused_install_creates_nothing(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(project)
+    exclude = (project / ".git" / "info" / "exclude").read_bytes()
+    before = sorted(p.name for p in project.iterdir())
     refused = run_cli("install", "--host", "cursor")
     assert refused.exit_code == 2
+    assert "cannot install into Cursor yet" in refused.stderr
+    assert "memdir: memdir" not in refused.stderr
+    assert sorted(p.name for p in project.iterdir()) == before
+    assert (project / ".git" / "info" / "exclude").read_bytes() == exclude
+    missing = run_cli("install", "--host", "claude-code", "--dir", str(project / "no" / "such"))
+    assert missing.exit_code == 2
+    assert not (project / "no").exists()
+
+
+def test_uninstall_where_nothing_is_installed_creates_no_file(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(project)
+    first = run_cli("install", "--host", "codex", "--json")
+    assert json.loads(first.stdout)["created_store"]
+    assert run_cli("uninstall", "--host", "codex").exit_code == 0
+
+    def files() -> list[str]:
+        return sorted(
+            str(p.relative_to(project))
+            for p in project.rglob("*")
+            if not {".git", ".memdir"} & set(p.relative_to(project).parts)
+        )
+
+    after_uninstall = files()
+    for host in ("codex", "claude-code", "gemini"):
+        again = run_cli("uninstall", "--host", host, "--json")
+        assert again.exit_code == 0, again.output
+        assert json.loads(again.stdout)["changed"] == []
+    assert files() == after_uninstall
+    assert not (project / ".claude").exists() and not (project / "AGENTS.md").exists()
 
 
 def test_unknown_host_is_a_usage_error() -> None:

@@ -12,7 +12,7 @@ import pytest
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
 
-from memdir import service
+from memdir import __version__, service
 from memdir.mcp.server import build_server
 
 pytestmark = pytest.mark.anyio
@@ -250,7 +250,9 @@ def test_every_stdout_line_is_json_rpc_even_when_imports_print(store: Path, tmp_
     assert all(r.get("jsonrpc") == "2.0" for r in replies)
     by_id = {r["id"]: r for r in replies if "id" in r}
     assert set(by_id) == {1, 2, 3, 4}
+    assert by_id[1]["result"]["serverInfo"]["version"] == __version__
     assert by_id[3]["result"]["isError"] is True
+
     done = subprocess.CompletedProcess(server.args, server.returncode, rest, errors)
     assert b"banner from a dependency" in done.stderr and b"C-level banner" in done.stderr
     assert [r.text for r in service.list_records(store)] == ["Written over raw stdio"]
@@ -272,3 +274,55 @@ async def test_a_real_client_over_stdio(store: Path, tmp_path: Path) -> None:
         assert failed.is_error
         again = _data(await client.call_tool("memory_recall", {"query": "real stdio"}))
         assert again["results"][0]["id"] == made["id"]
+
+
+def test_every_malformed_request_gets_a_json_rpc_error(store: Path, tmp_path: Path) -> None:
+    """JSON-RPC 2.0 §5.1: parse errors, invalid requests and invalid params are answered."""
+    import subprocess
+
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"},
+        },
+    }
+    lines = [
+        json.dumps(initialize),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        "this is not json",
+        json.dumps({"jsonrpc": "2.0", "id": 5}),
+        json.dumps({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": "x"}),
+        "[" * 100_000 + "]" * 100_000,
+        json.dumps({"jsonrpc": "2.0", "id": "x" * 100_000, "method": "tools/call", "params": 1}),
+        json.dumps({"jsonrpc": "2.0", "method": "tools/call", "params": "no id: no reply"}),
+        '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"memory_recall",'
+        '"arguments":{"query":"\\ud800"}}}',
+        json.dumps({"jsonrpc": "2.0", "id": 9, "method": "tools/list"}),
+    ]
+    done = subprocess.run(
+        [sys.executable, "-m", "memdir", "serve"],
+        input="\n".join(lines).encode() + b"\n",
+        capture_output=True,
+        env={**os.environ, "MEMDIR_STORE": str(store)},
+        cwd=store.parent,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    replies = [json.loads(line) for line in done.stdout.decode().splitlines()]
+    codes = [(r.get("id"), r["error"]["code"]) for r in replies if "error" in r]
+    # A lone surrogate is not text: the request is refused with its id, not dropped.
+    assert codes == [
+        (None, -32700),
+        (5, -32600),
+        (6, -32602),
+        (None, -32700),
+        (None, -32602),
+        (8, -32602),
+    ]
+    by_id = {r["id"]: r for r in replies if "result" in r}
+    assert set(by_id) >= {1, 9}  # the server kept serving after every bad line
+    assert len(done.stderr) < 20_000  # a 100 KB id is not repeated into the log

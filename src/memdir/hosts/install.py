@@ -83,12 +83,14 @@ class Plan:
     project: Path
     changes: list[Change] = field(default_factory=list)
     record: dict[str, Any] = field(default_factory=dict)
+    created_store: str | None = None  # the store install created first, if it did
 
     def to_json(self) -> dict[str, Any]:
         """Return what was (or would be) changed."""
         return {
             "host": self.host,
             "dir": str(self.project),
+            "created_store": self.created_store,
             "changed": [
                 {"path": str(c.path.relative_to(self.project)), "change": c.note}
                 for c in self.changes
@@ -251,8 +253,7 @@ def plan(spec: HostSpec, project: Path, store: Path, *, remove: bool) -> Plan:
         UsageError: the host has no installer yet.
         ConfigError: a config file cannot be read (it is left unchanged).
     """
-    if not spec.installable:
-        raise UsageError(f"memdir cannot install into {spec.title} yet ({spec.notes})")
+    check_installable(spec)
     record_file = _record_path(store, spec, project)
     record: dict[str, Any] = {}
     if record_file.exists():
@@ -267,13 +268,25 @@ def plan(spec: HostSpec, project: Path, store: Path, *, remove: bool) -> Plan:
     plan_.changes.append(block)
     for change in plan_.changes:
         rel = change.path.relative_to(project).as_posix()
-        if remove and rel in created and change.after is not None and _is_empty(change.after):
+        if remove and change.before is None:
+            change.after = None  # nothing there to remove: never create a file to empty it
+        elif remove and rel in created and change.after is not None and _is_empty(change.after):
             change.after = None  # install created it and nothing else is left in it
             change.note += " (file deleted)"
         if not remove and change.before is None:
             created.add(rel)
     record.update(created=sorted(created), separator=separator, dir=str(project))
     return plan_
+
+
+def check_installable(spec: HostSpec) -> None:
+    """Raise unless memdir has an installer for ``spec``'s host.
+
+    Raises:
+        UsageError: the host is only listed (its hook format is documented in docs/hosts.md).
+    """
+    if not spec.installable:
+        raise UsageError(f"cannot install into {spec.title} yet ({spec.notes})")
 
 
 def _is_empty(data: bytes) -> bool:

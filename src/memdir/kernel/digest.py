@@ -104,7 +104,7 @@ def session_digest(
     compacted: bool = False,
 ) -> Injection:
     """Return the SessionStart digest for a session in ``project`` (see the module docstring)."""
-    counts = index.count_by("kind")
+    counts = index.count_by("kind", status="active")
     statuses = index.count_by("status")
     active = index.list_docs(statuses=("active",), limit=1)
     if not active:

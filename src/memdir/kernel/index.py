@@ -468,11 +468,18 @@ class Index:
             params.append(limit)
         return [json.loads(row[0]) for row in self.conn.execute(sql, params)]
 
-    def count_by(self, column: str) -> dict[str, int]:
-        """Return record counts grouped by ``kind``, ``status`` or ``origin``."""
+    def count_by(self, column: str, *, status: str | None = None) -> dict[str, int]:
+        """Return record counts grouped by ``kind``, ``status`` or ``origin``.
+
+        ``status`` counts only the records of that status (e.g. ``"active"``).
+        """
         if column not in {"kind", "status", "origin"}:
             raise ValueError(column)
-        rows = self.conn.execute(f"SELECT {column}, count(*) FROM records GROUP BY {column}")  # noqa: S608 - column is checked above
+        where, args = ("WHERE status = ?", (status,)) if status else ("", ())
+        rows = self.conn.execute(
+            f"SELECT {column}, count(*) FROM records {where} GROUP BY {column}",  # noqa: S608 - column is checked above
+            args,
+        )
         return {r[0]: r[1] for r in rows}
 
     def links_of(self, record_id: str) -> list[tuple[str, str, str]]:

@@ -26,6 +26,7 @@ from pydantic import Field
 from memdir import service
 from memdir.kernel.errors import MemdirError, UsageError
 from memdir.kernel.model import KINDS, STATUSES
+from memdir.mcp.wire import serve_stdio
 from memdir.service import memory, project
 
 T = TypeVar("T")
@@ -89,7 +90,9 @@ def _kind(kind: str | None, default: str | None = "fact") -> str | None:
 
 def build_server(store: Path) -> MCPServer:
     """Return a server whose tools and resources act on ``store``."""
-    server = MCPServer("memdir", instructions=INSTRUCTIONS)
+    from memdir import __version__
+
+    server = MCPServer("memdir", instructions=INSTRUCTIONS, version=__version__)
 
     @server.tool(annotations=READ)
     def memory_recall(query: str, limit: Limit = 10, kind: KindField = None) -> dict[str, Any]:
@@ -256,4 +259,4 @@ def serve(store: Path) -> None:
     if sys.stdin.isatty():
         raise UsageError("memdir serve speaks MCP on stdin/stdout; an MCP client starts it")
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
-    build_server(store).run("stdio")
+    serve_stdio(build_server(store))

@@ -40,6 +40,7 @@ class Imported:
     """What an import did."""
 
     files: int = 0
+    up_to_date: int = 0  # files with nothing new since the last import
     turns: int = 0
     duplicates: int = 0
     bad_lines: int = 0
@@ -50,6 +51,7 @@ class Imported:
         """Return the counts as a JSON object."""
         return {
             "files": self.files,
+            "up_to_date": self.up_to_date,
             "turns": self.turns,
             "duplicates": self.duplicates,
             "bad_lines": self.bad_lines,
@@ -247,6 +249,8 @@ def import_files(store: Path, paths: list[Path], source: str) -> Imported:
             offset = int(known.get("offset", 0)) if same else 0
             if offset > path.stat().st_size:
                 offset = 0
+            if offset and offset == path.stat().st_size:
+                result.up_to_date += 1
             offset = _import_one(store, path, offset, source, result, ledgers, dedup)
             head_len = min(path.stat().st_size, HEAD_BYTES)
             progress[key] = {

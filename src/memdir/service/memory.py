@@ -6,7 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from memdir.kernel import journal, lifecycle
-from memdir.kernel.lifecycle import Written
+from memdir.kernel.errors import UsageError
+from memdir.kernel.lifecycle import Handle, Written
 from memdir.observe import llm, observer, transcripts
 from memdir.service import opened
 from memdir.service.project import project_root
@@ -28,25 +29,58 @@ def review_list(store: Path) -> list[dict[str, Any]]:
         return handle.index.list_docs(statuses=("candidate",), newest_first=False)
 
 
+def _candidate(handle: Handle, record_id: str) -> None:
+    """Raise unless ``record_id`` is a candidate (review acts on nothing else).
+
+    Raises:
+        NotFoundError: no such record.
+        UsageError: the record exists but is not a candidate.
+    """
+    record, _ = lifecycle.load(handle, record_id)
+    if record.status != "candidate":
+        raise UsageError(
+            f"{record.id} is not a candidate (it is {record.status}); review accepts, rejects "
+            "or rewords candidates only: use `memdir reject`, `forget` or `correct` for others"
+        )
+
+
 def review_accept(store: Path, record_id: str, *, origin: str) -> Written:
-    """Make a candidate an active belief."""
+    """Make a candidate an active belief.
+
+    Raises:
+        NotFoundError: no such record.
+        UsageError: the record is not a candidate.
+    """
     with opened(store) as handle:
+        _candidate(handle, record_id)
         return lifecycle.set_status(
             handle, record_id, "active", reason="accepted in review", op="accept", origin=origin
         )
 
 
 def review_reject(store: Path, record_id: str, reason: str, *, origin: str) -> Written:
-    """Reject a candidate: it is never recalled and never proposed again."""
+    """Reject a candidate: it is never recalled and never proposed again.
+
+    Raises:
+        NotFoundError: no such record.
+        UsageError: the record is not a candidate.
+    """
     with opened(store) as handle:
+        _candidate(handle, record_id)
         return lifecycle.set_status(
             handle, record_id, "rejected", reason=reason, op="reject", origin=origin
         )
 
 
 def review_edit(store: Path, record_id: str, text: str, *, origin: str) -> Written:
-    """Accept a candidate with new wording: a corrected, active record supersedes it."""
+    """Accept a candidate with new wording: a corrected, active record supersedes it.
+
+    Raises:
+        NotFoundError: no such record.
+        UsageError: the record is not a candidate, or the text is refused.
+    """
     with opened(store) as handle:
+        _candidate(handle, record_id)
         return lifecycle.correct(handle, record_id, text, reason="edited in review", origin=origin)
 
 

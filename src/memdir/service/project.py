@@ -110,7 +110,7 @@ def stats(store: Path, session_id: str | None = None) -> dict[str, Any]:
         )
     with opened(store) as handle:
         records = handle.index.count_by("status")
-        kinds = handle.index.count_by("kind")
+        kinds = handle.index.count_by("kind", status="active")
     return {"records": records, "kinds": kinds, "totals": totals, "sessions": rows}
 
 
@@ -179,12 +179,17 @@ def install(project: Path, host: str, *, remove: bool = False) -> installer.Plan
         MemdirError: the installed hook command failed its self-test.
     """
     spec = get_host(host)
+    installer.check_installable(spec)  # before anything is created
     store = paths.discover_store(project)
+    created = None
     if store is None or project_root(store).resolve() != project.resolve():
         if remove:
             raise NotFoundError(f"no memdir store in {project}; nothing was installed there")
         store = init(project).store
+        created = str(store)
     plan = installer.plan(spec, project, store, remove=remove)
+    plan.created_store = created
+
     installer.apply(plan, store, spec, remove=remove)
     if not remove:
         try:

@@ -174,7 +174,7 @@ def _git_findings(handle: Handle, report: Report) -> None:
                 + ", ".join(dirty[:5])
                 + (" …" if len(dirty) > 5 else ""),
                 None,
-                "commit them in the store's git (`git -C .memdir commit -am …`)",
+                "commit them with `memdir sync` (or undo them with `git -C .memdir checkout`)",
             )
         )
 

@@ -12,7 +12,7 @@ import click
 
 from memdir.cli.output import emit, json_option, note, resolve, store_option
 from memdir.kernel.channel import cli_origin
-from memdir.kernel.errors import ProvenanceError, UsageError
+from memdir.kernel.errors import ProvenanceError
 from memdir.kernel.text import truncate
 from memdir.service import memory
 
@@ -33,14 +33,12 @@ def serve(store: Path | None) -> None:
     wire = os.dup(1)
     os.dup2(2, 1)  # whatever an import prints goes to stderr, never into the protocol (B33)
     try:
-        from memdir.mcp.server import build_server
+        from memdir.mcp.server import serve as serve_mcp
     finally:
         sys.stdout.flush()
         os.dup2(wire, 1)
         os.close(wire)
-    if sys.stdin.isatty():
-        raise UsageError("memdir serve speaks MCP on stdin/stdout; an MCP client starts it")
-    build_server(target).run("stdio")
+    serve_mcp(target)
 
 
 @click.command()
@@ -85,6 +83,12 @@ def observe(
         lines += [f"  error: {e}" for e in v["errors"]]
         return "\n".join(lines)
 
+    if not once:
+        note(
+            f"memdir observe: reading new journal turns every {interval} s "
+            "(Ctrl-C stops; --once for one pass)",
+            as_json=as_json,
+        )
     first = True
     while True:
         result = memory.observe_once(target, from_start=from_start and first, offline=offline)
@@ -390,6 +394,7 @@ def import_(paths: tuple[Path, ...], source: str, store: Path | None, as_json: b
             f"imported {v['turns']} turns from {v['files']} file(s) "
             f"({len(v['sessions'])} sessions); "
             f"{v['duplicates']} already there; {v['bad_lines']} unreadable line(s)"
+            + (f"; {v['up_to_date']} file(s) had nothing new" if v["up_to_date"] else "")
         ),
     )
 

@@ -16,9 +16,11 @@ HOST_CHOICE = click.Choice(sorted(HOSTS))
 
 
 def _render_plan(v: dict[str, Any], verb: str) -> str:
+    lines = [f"created the memdir store {v['created_store']}"] if v.get("created_store") else []
     if not v["changed"]:
-        return f"{verb}: nothing to change for {v['host']} in {v['dir']}"
-    lines = [f"{verb} {v['host']} in {v['dir']}:"]
+        return "\n".join([*lines, f"{verb}: nothing to change for {v['host']} in {v['dir']}"])
+    lines += [f"{verb} {v['host']} in {v['dir']}:"]
+
     lines += [f"  {c['path']}: {c['change']}" for c in v["changed"]]
     return "\n".join(lines)
 
@@ -28,7 +30,7 @@ def _render_plan(v: dict[str, Any], verb: str) -> str:
 @click.option(
     "--dir",
     "directory",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
     default=".",
     show_default=True,
     help="The project folder.",
@@ -54,7 +56,7 @@ def install(host: str, directory: Path, as_json: bool) -> None:
 @click.option(
     "--dir",
     "directory",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
     default=".",
     show_default=True,
     help="The project folder.",
@@ -198,7 +200,10 @@ def stats(session_id: str | None, store: Path | None, as_json: bool) -> None:
     def render(v: dict[str, Any]) -> str:
         t = v["totals"]
         lines = [
-            "records: " + ", ".join(f"{n} {s}" for s, n in sorted(v["records"].items())),
+            "records: "
+            + (", ".join(f"{n} {s}" for s, n in sorted(v["records"].items())) or "none yet"),
+            "active by kind: "
+            + (", ".join(f"{n} {k}" for k, n in sorted(v["kinds"].items())) or "none"),
             f"tokens injected by memdir: {t['injected_tokens']}",
             f"reads: {t['reads']} (~{t['read_tokens']} tokens); full re-reads refused: "
             f"{t['denied']} (~{t['denied_tokens']} tokens saved)",

@@ -331,7 +331,8 @@ def graph(record_id: str, depth: int, store: Path | None, as_json: bool) -> None
         lines = []
         for n in g["nodes"]:
             mark = "*" if n["id"] == g["root"] else " "
-            state = "dangling " if n.get("dangling") else ""
+            state = "dangling " if n["status"] == "missing" else ""  # the status says the rest
+
             lines.append(
                 f"{mark} {n['id']}  {state}{n['status']:<10} {truncate(n.get('text', ''), 80)}"
             )

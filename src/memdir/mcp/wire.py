@@ -1,0 +1,156 @@
+"""The MCP stdio wire: every request answered, even a malformed one (JSON-RPC 2.0 §5.1).
+
+The SDK's stdio transport drops a line it cannot validate without a reply, so a client that
+sent a bad request waits for ever. :func:`serve_stdio` puts a checker in front of the SDK:
+
+- a line that is not JSON (or nests too deeply to parse) gets ``-32700 Parse error``, id null;
+- JSON that is not a request object gets ``-32600 Invalid Request`` (with its id when it has
+  one; id null otherwise);
+- a request whose params the SDK rejects gets ``-32602 Invalid params`` with its id;
+- an invalid notification (no id) gets no reply, as the spec says, only a one-line log.
+
+Valid lines pass through untouched. Replies are written through the same serialised writer as
+the SDK's, one whole line at a time, so they never interleave. The descriptors are claimed as
+the SDK claims them: while serving, fd 0 reads the null device and fd 1 points at stderr, so a
+tool's child process or a stray ``print`` can never touch the wire (case B33).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import AsyncIterator
+from io import TextIOWrapper
+from typing import TYPE_CHECKING, Any, cast
+
+import anyio
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+log = logging.getLogger("memdir.mcp")
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+INVALID_PARAMS = -32602
+"""JSON-RPC 2.0 error codes (https://www.jsonrpc.org/specification#error_object)."""
+
+LOGGED_CHARS = 200
+"""Most characters of a bad line repeated in the log (a 100 KB id must not flood stderr)."""
+
+
+class SerialWriter:
+    """A text sink whose ``write`` calls never overlap: one lock around each line."""
+
+    def __init__(self, sink: anyio.AsyncFile[str]) -> None:
+        self._sink = sink
+        self._lock = anyio.Lock()
+
+    async def write(self, text: str) -> None:
+        """Write ``text`` (one whole JSON-RPC line) while holding the lock."""
+        async with self._lock:
+            await self._sink.write(text)
+            await self._sink.flush()
+
+    async def flush(self) -> None:
+        """Flush (each write already has)."""
+        await self._sink.flush()
+
+
+def _error(request_id: Any, code: int, message: str) -> str:
+    reply = {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+    return json.dumps(reply, separators=(",", ":")) + "\n"
+
+
+def check_line(line: str) -> tuple[bool, str | None]:
+    """Decide what to do with one line from the client.
+
+    Returns:
+        ``(True, None)`` to pass the line to the SDK, or ``(False, reply)`` where ``reply`` is
+        the error line to send (``None``: drop it silently, e.g. a blank line or a bad
+        notification).
+    """
+    from mcp_types import jsonrpc_message_adapter
+    from pydantic import ValidationError
+
+    if not line.strip():
+        return False, None
+    try:
+        value = json.loads(line)
+    except (ValueError, RecursionError) as exc:
+        log.warning("not JSON, answered with a parse error: %.*s", LOGGED_CHARS, line.strip())
+        return False, _error(None, PARSE_ERROR, f"Parse error: {str(exc)[:LOGGED_CHARS]}")
+    if not isinstance(value, dict):
+        return False, _error(None, INVALID_REQUEST, "Invalid Request: not a JSON object")
+    request_id = value.get("id")
+    if not isinstance(request_id, str | int) or isinstance(request_id, bool):
+        request_id = None
+    elif isinstance(request_id, str) and len(request_id) > LOGGED_CHARS:
+        request_id = None  # an absurd id is not echoed back
+    is_reply = "result" in value or "error" in value
+    if not is_reply and not isinstance(value.get("method"), str):
+        if "id" not in value:
+            log.warning("a notification without a method was dropped")
+            return False, None
+        return False, _error(request_id, INVALID_REQUEST, "Invalid Request: no method")
+    try:
+        jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except (ValidationError, ValueError) as exc:
+        if "id" not in value or is_reply:
+            log.warning("an invalid message without an id was dropped: %.*s", LOGGED_CHARS, exc)
+            return False, None
+        detail = str(exc).splitlines()[0][:LOGGED_CHARS]
+        return False, _error(request_id, INVALID_PARAMS, f"Invalid params: {detail}")
+    return True, None
+
+
+class CheckedLines:
+    """The client's lines, with malformed ones answered here instead of passed on."""
+
+    def __init__(self, source: anyio.AsyncFile[str], replies: SerialWriter) -> None:
+        self._source = source
+        self._replies = replies
+
+    async def __aiter__(self) -> AsyncIterator[str]:
+        """Yield each valid line; answer each malformed request on the wire."""
+        async for line in self._source:
+            ok, reply = check_line(line)
+            if ok:
+                yield line
+            elif reply is not None:
+                await self._replies.write(reply)
+
+
+def serve_stdio(server: MCPServer) -> None:
+    """Serve ``server`` on this process's stdin and stdout until the client disconnects.
+
+    Raises:
+        OSError: the standard descriptors cannot be duplicated.
+    """
+    wire_in, wire_out = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    try:
+        anyio.run(_serve, server, wire_in, wire_out)
+    finally:
+        os.dup2(wire_in, 0)
+        os.dup2(wire_out, 1)
+
+
+async def _serve(server: MCPServer, wire_in: int, wire_out: int) -> None:
+    from mcp.server.stdio import stdio_server
+
+    reader = TextIOWrapper(
+        os.fdopen(wire_in, "rb", closefd=False), encoding="utf-8", errors="replace"
+    )
+    writer = TextIOWrapper(os.fdopen(wire_out, "wb", closefd=False), encoding="utf-8")
+    replies = SerialWriter(anyio.wrap_file(writer))
+    lines = CheckedLines(anyio.wrap_file(reader), replies)
+    async with stdio_server(
+        stdin=cast("anyio.AsyncFile[str]", lines), stdout=cast("anyio.AsyncFile[str]", replies)
+    ) as (read_stream, write_stream):
+        lowlevel = server._lowlevel_server
+        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())

@@ -141,3 +141,12 @@ def test_an_index_from_before_turn_counts_is_upgraded_once_with_a_backup(tmp_pat
         pass  # opening an up-to-date index neither migrates nor backs up again
     assert backup.stat().st_mtime_ns == stamp
     assert _snapshot(tmp_path) == before
+
+
+def test_every_field_of_a_turn_is_redacted(tmp_path: Path) -> None:
+    secret = "ghp_EXAMPLEEXAMPLEEXAMPLEEXAMPLE0000"
+    journal.append_turn(
+        tmp_path, f"bot {secret}", f"text {secret}", session=secret, extra={"tool": secret}
+    )
+    written = journal.journal_files(tmp_path)[0].read_text()
+    assert secret not in written and written.count("[REDACTED:github-token]") == 4

@@ -10,8 +10,8 @@ SECRETS = {
     "AWS_ACCESS_KEY_ID=AKIAEXAMPLE000000000": "aws-access-key",
     "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----": "private-key",
     "postgres://app:s3cretEXAMPLE@db:5432/x": "url-password",
-    "DB_PASSWORD=hunter2hunter2": "env-secret",
-    'password: "correct-horse-battery"': "config-secret",
+    "DB_PASSWORD=hunter2hunter2": "assigned-secret",
+    'password: "correct-horse-battery"': "assigned-secret",
     "xoxb-123456789012-abcdefghijkl": "slack-token",
     "sk-ant-api03-EXAMPLEEXAMPLEEXAMPLEEXAMPLE": "anthropic-key",
     "glpat-EXAMPLEEXAMPLEEXAMPLE12": "gitlab-token",
@@ -35,7 +35,7 @@ BENIGN = [
 def test_redact_masks_every_secret_kind_and_keeps_the_kind(text: str, kind: str) -> None:
     masked = redact(text)
     assert f"[REDACTED:{kind}]" in masked
-    secret = text.split("=", 1)[-1] if kind.startswith(("env", "aws-access")) else text
+    secret = text.split("=", 1)[-1] if kind.startswith(("assigned", "aws-access")) else text
     assert secret not in masked or kind == "aws-access-key"
     assert find_secrets(masked) == []
 
@@ -105,3 +105,70 @@ def test_the_cheap_screen_never_hides_a_secret_the_patterns_find() -> None:
     for text in samples:
         raw = [m for _, p, _ in _patterns() for m in p.finditer(text)]
         assert not raw or _MAYBE.search(text), text
+
+
+# Shapes an adversarial pass found unmasked in hook commands, remember and the journal.
+SHAPES = [
+    "curl -u admin:hunter2hunter2 https://api.example.com/v1",
+    'curl -H "Authorization: Bearer abcdef0123456789abcdef0123456789" https://x',
+    "curl -H 'X-Api-Key: 9f8e7d6c5b4a39281706f5e4d3c2b1a0' https://x",
+    "mysql -u root -phunter2hunter2 prod",
+    "docker login -u me -p hunter2hunter2 registry.example.com",
+    "export DB_PASS=hunter2hunter2",
+    "sshpass -p hunter2hunter2 ssh root@host",
+    "aws configure set aws_secret_access_key wJalrXUtnFEMI/K7MDENG/bPxRfiCYZZZZZZZZZZ",
+    "password=hunter2hunter2",
+    "db_password=hunter2hunter2",
+    "api_key=abcdef1234567890",
+    "password: hunter2hunter2",
+    "SMTP_PASS=hunter2hunter2",
+    "ENCRYPTION_KEY=abcdefgh12345678ZZ",
+    "APP_KEY=base64:AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcd=",
+    "redis://:supersecretpw@cache:6379",
+    "Authorization: Bearer opaqueTokenValue123456",
+    "export PASSWORD='with spaces in it'",
+    "hf_abcdefghijklmnopqrstuvwxyzABCDEFGH",
+    "dop_v1_0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+    "SG.abcdefghijklmnopqrstuv.abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG",
+    "AccountName=acct;AccountKey=abcdEFGHijklMNOPqrstUVWXyz0123456789+/abcdEFGH==;x=y",
+    "wget --password=hunter2hunter2 https://x",
+    "def connect_aws_AKIAZZZZZZZZZZZZZZZZ():",
+    "remember that the staging password is hunter2hunter2.",
+]
+
+
+@pytest.mark.parametrize("text", SHAPES)
+def test_common_secret_shapes_are_masked_and_refused(text: str) -> None:
+    masked = redact(text)
+    assert "[REDACTED:" in masked
+    for secret in ("hunter2hunter2", "abcdef0123456789", "9f8e7d6c", "ZZZZZZZZZZ", "supersecretpw"):
+        assert secret not in masked
+    assert find_secrets(masked) == []
+    with pytest.raises(SecretError):
+        check_text(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The password: required for login",
+        "max_tokens: 4096",
+        "tokenizer: bert-base-uncased",
+        "primary_key: id",
+        "ssh -p 2222 user@host",
+        "psql -p 5432 -U app",
+        'git commit --author "Jane <j@x.org>"',
+        "TOKEN_FILE=/run/secrets/token",
+        "SECRET_NAME=prod-db-credentials",
+        "PWD=/home/user/project",
+        "auth: enabled",
+        "Use the --token flag to pass a token",
+        "the password must be at least 12 characters",
+        "export PATH=/usr/local/bin:$PATH",
+        "password_hash: bcrypt",
+        "The Bearer token goes in the header",
+        "the password is required",
+    ],
+)
+def test_talk_about_secrets_is_not_a_secret(text: str) -> None:
+    assert redact(text) == text

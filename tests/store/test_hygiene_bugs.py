@@ -107,6 +107,19 @@ def test_bug_log_redacts_secrets_in_errors(store: Path) -> None:
         assert "EXAMPLEEXAMPLE" not in path.read_text()
 
 
+@pytest.mark.parametrize("file", ["../../../etc/passwd", "/etc/passwd", "C:\\x\\y.py", ".env"])
+def test_bug_log_records_only_project_files_and_never_a_secret_files_name(
+    store: Path, file: str
+) -> None:
+    result = run_cli("bug", "log", "--error", "boom", "--fix", "retry", "--file", file)
+    assert result.exit_code == 2, result.output
+    assert service.list_records(store) == []
+    inside = str(store.parent / "src" / "app.py")
+    done = run_cli("bug", "log", "--error", "boom", "--fix", "retry", "--file", inside, "--json")
+    assert done.exit_code == 0, done.output
+    assert "File: src/app.py" in json.loads(done.stdout)["body"]
+
+
 def test_review_from_the_cli_and_only_by_a_person(
     store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -49,13 +49,17 @@ def _succeeded(response: Any) -> bool:
 
 def action_row(event: HookEvent, rel: str | None) -> dict[str, Any] | None:
     """Return the action-log row for a tool event, or ``None`` when nothing may be recorded."""
-    row: dict[str, Any] = {"at": now_iso(), "session": event.session, "tool": event.tool}
+    row: dict[str, Any] = {
+        "at": now_iso(),
+        "session": redact(event.session),  # host-supplied strings are capture paths too
+        "tool": redact(event.tool),
+    }
     if event.subagent:
         row["subagent"] = True
     if event.tool in FILE_TOOLS:
         if rel is None:
             return None  # outside the project, inside the store, or a secret file
-        row["path"] = rel
+        row["path"] = redact(rel)
     elif event.tool == "Bash":
         command = event.tool_input.get("command")
         row["command"] = (

@@ -84,7 +84,7 @@ def append_turn(
         UsageError: ``who`` is empty or too long, or the text is empty after redaction.
         OSError: the journal cannot be written.
     """
-    who = who.strip()
+    who = redact(who.strip())  # every field is a capture path, not only the text
     if not who or len(who) > 64:
         raise UsageError("who must be 1..64 characters (e.g. user, assistant)")
     clean = redact(text)
@@ -94,9 +94,11 @@ def append_turn(
         raise UsageError("the turn is empty (after removing private spans)")
     instant = at or utc_now()
     stamp = format_instant(instant, millis=True)
-    row: dict[str, Any] = {"at": stamp, "who": who, "text": clean, "session": session or ""}
+    row: dict[str, Any] = {"at": stamp, "who": who, "text": clean, "session": redact(session or "")}
     if extra:
-        row.update({k: v for k, v in extra.items() if k not in row})
+        row.update(
+            {k: redact(v) if isinstance(v, str) else v for k, v in extra.items() if k not in row}
+        )
     name = f"{stamp[:10]}.jsonl"
     offset, length = jsonl.append_line(store / JOURNAL_DIR / name, row)
     return TurnRef(f"{JOURNAL_DIR}/{name}", offset, length, stamp, clean)

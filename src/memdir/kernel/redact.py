@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from functools import cache
+from itertools import pairwise
 from pathlib import PurePath
 
 from memdir.kernel.errors import SecretError
@@ -50,11 +51,21 @@ class Finding:
         return f"Finding({self.kind!r}, {self.start}, {self.end})"
 
 
+_START = r"(?<![A-Za-z0-9])"
+_END = r"(?![A-Za-z0-9])"
+_VALUE = r"""(?:(?P<q>["'])(?P<qv>[^"'\n]{1,256})(?P=q)|(?P<v>[^\s"'#,;)}\]]{1,256}))"""
+"""A value: quoted (may hold spaces), or a bare run; at most 256 characters."""
+
+
 @cache
-def _patterns() -> list[tuple[str, re.Pattern[str], int]]:
+def _patterns() -> list[tuple[str, re.Pattern[str], int | str]]:
     """Return (kind, pattern, group holding the secret value: 0 for the whole match).
 
-    Compiled on first use, so the hook path pays for them only when it redacts.
+    Assignments and flags are matched inside a lookahead, so ``note: KEY=value`` is tried
+    at ``note`` and again at ``KEY`` (a match never hides the one inside it).
+    Compiled on first use, so the hook path pays for them only when it redacts. Every
+    quantifier is bounded or anchored to a literal, so a scan is linear in the text's length:
+    a hostile 100 KB run of ``TOKENTOKEN…`` costs milliseconds, not seconds.
     """
     return [
         (
@@ -66,56 +77,187 @@ def _patterns() -> list[tuple[str, re.Pattern[str], int]]:
             ),
             0,
         ),
-        ("aws-access-key", re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b"), 0),
+        ("age-secret-key", re.compile(r"AGE-SECRET-KEY-1[0-9A-Z]{58}"), 0),
+        (
+            "aws-access-key",
+            re.compile(_START + r"(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}" + _END),
+            0,
+        ),
         (
             "aws-secret-key",
             re.compile(
-                r"(?i)aws_?secret_?(?:access_?)?key[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"
+                r"(?i)aws_?secret_?(?:access_?)?key[\"']?\s{0,8}[:=\s]\s{0,8}[\"']?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"
             ),
             1,
         ),
         (
             "github-token",
-            re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"),
+            re.compile(
+                _START + r"(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255})"
+            ),
             0,
         ),
-        ("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,}"), 0),
-        ("openai-key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"), 0),
-        ("stripe-key", re.compile(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"), 0),
-        ("slack-token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), 0),
-        ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}"), 0),
-        ("gitlab-token", re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}"), 0),
-        ("npm-token", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"), 0),
-        ("pypi-token", re.compile(r"\bpypi-[A-Za-z0-9_-]{50,}"), 0),
+        ("anthropic-key", re.compile(_START + r"sk-ant-[A-Za-z0-9_-]{20,255}"), 0),
+        (
+            "openai-key",
+            re.compile(_START + r"sk-(?:proj-|svcacct-|admin-|or-v1-)?[A-Za-z0-9_-]{20,255}"),
+            0,
+        ),
+        ("stripe-key", re.compile(_START + r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,255}"), 0),
+        ("slack-token", re.compile(_START + r"xox[abposr]-[A-Za-z0-9-]{10,255}"), 0),
+        ("google-api-key", re.compile(_START + r"AIza[0-9A-Za-z_-]{35}"), 0),
+        ("gitlab-token", re.compile(_START + r"glpat-[A-Za-z0-9_-]{20,255}"), 0),
+        ("npm-token", re.compile(_START + r"npm_[A-Za-z0-9]{36}" + _END), 0),
+        ("pypi-token", re.compile(_START + r"pypi-[A-Za-z0-9_-]{50,255}"), 0),
+        ("huggingface-token", re.compile(_START + r"hf_[A-Za-z0-9]{30,255}"), 0),
+        ("digitalocean-token", re.compile(_START + r"do[opr]_v1_[a-f0-9]{64}" + _END), 0),
+        ("sendgrid-key", re.compile(_START + r"SG\.[A-Za-z0-9_-]{16,64}\.[A-Za-z0-9_-]{16,64}"), 0),
+        ("twilio-key", re.compile(_START + r"SK[0-9a-f]{32}" + _END), 0),
+        ("mailgun-key", re.compile(_START + r"key-[0-9a-f]{32}" + _END), 0),
+        ("shopify-token", re.compile(_START + r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}" + _END), 0),
+        ("databricks-token", re.compile(_START + r"dapi[a-f0-9]{32}(?:-\d)?" + _END), 0),
+        ("groq-key", re.compile(_START + r"gsk_[A-Za-z0-9]{48,64}" + _END), 0),
+        ("replicate-token", re.compile(_START + r"r8_[A-Za-z0-9]{37}" + _END), 0),
+        ("linear-key", re.compile(_START + r"lin_api_[A-Za-z0-9]{40}" + _END), 0),
+        ("postman-key", re.compile(_START + r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}" + _END), 0),
+        ("square-token", re.compile(_START + r"sq0(?:atp|csp)-[0-9A-Za-z_-]{22,60}"), 0),
+        ("telegram-bot-token", re.compile(_START + r"\d{8,10}:AA[A-Za-z0-9_-]{33}" + _END), 0),
+        (
+            "webhook-url",
+            re.compile(
+                r"https://(?:hooks\.slack\.com/services/[A-Za-z0-9_/]{20,120}"
+                r"|(?:discord(?:app)?\.com)/api/webhooks/\d{5,30}/[A-Za-z0-9_-]{30,120})"
+            ),
+            0,
+        ),
         (
             "jwt",
-            re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+            re.compile(
+                _START
+                + r"eyJ[A-Za-z0-9_-]{8,4096}\.eyJ[A-Za-z0-9_-]{8,8192}\.[A-Za-z0-9_-]{8,4096}"
+            ),
             0,
         ),
         (
             "url-password",
-            re.compile(r"\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@]{1,128}:([^\s@/]{1,256})@[^\s]"),
+            re.compile(r"\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@]{0,128}:([^\s@/]{1,256})@[^\s]"),
             1,
         ),
         (
-            "env-secret",
+            "auth-header",
             re.compile(
-                r"(?m)(?:^|(?<=[\s;]))(?:export\s+)?"
-                r"[A-Z0-9_]*(?:SECRET|TOKEN|PASSW(?:OR)?D|PWD|PASSPHRASE|API_?KEY|ACCESS_?KEY|"
-                r"PRIVATE_?KEY|CREDENTIALS?|AUTH|DSN|CONN(?:ECTION)?_?STR(?:ING)?)[A-Z0-9_]*"
-                r"[ \t]*=[ \t]*(['\"]?)([^\s'\"#]{6,})\1"
+                r"(?i)\b(?:proxy-)?authorization[\"']?\s{0,8}[:=]\s{0,8}[\"']?"
+                r"(?:bearer|basic|token|bot|digest|apikey|sso-key)\s{1,8}([A-Za-z0-9._~+/=:-]{8,512})"
+                r"|\bbearer\s{1,8}([A-Za-z0-9._~+/-]{16,512}=*)"
             ),
-            2,
+            "any",
         ),
         (
-            "config-secret",
+            "cli-password",
             re.compile(
-                r"(?i)[\"']?\b(?:password|passwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token|"
-                r"client[_-]?secret|private[_-]?key)[\"']?[ \t]*[:=][ \t]*([\"'])([^\"'\s]{8,})\1"
+                r"(?<![\w-])(?:"
+                # curl/wget style: -u user:password, --user=user:password
+                r"(?:-u|--user|--proxy-user)(?:[ \t]{1,8}|=)[\"']?"
+                r"[^\s:\"']{1,128}:([^\s\"']{3,256})"
+                # mysql -pPASSWORD (attached, as the mysql clients take it)
+                r"|(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b"
+                r"[^\n|;&]{0,200}?[ \t]-p([^\s\"'-][^\s\"']{2,255})"
+                # sshpass -p X, docker/podman/helm … login -p X
+                r"|(?:sshpass|(?:docker|podman|nerdctl|buildah|helm|oras|skopeo)"
+                r"[ \t]+(?:registry[ \t]+)?login)"
+                r"\b[^\n|;&]{0,200}?[ \t]-p[ \t]{1,8}[\"']?([^\s\"']{3,256})"
+                r")"
             ),
-            2,
+            "any",
+        ),
+        (
+            "prose-secret",
+            re.compile(
+                r"(?i)\b(?:password|passwd|passphrase|passcode|pin|secret|token|api[ _-]?key)"
+                r"[ \t]{1,4}(?:is|was|are|reads|=)[ \t]{1,4}[\"'`]?(?P<v>[^\s\"'`]{6,256})"
+            ),
+            "loose",
+        ),
+        (
+            "flag-secret",
+            re.compile(
+                r"(?=(?<![\w-])--?(?P<key>[A-Za-z][A-Za-z0-9-]{1,40})(?:=|[ \t]{1,8})"
+                + _VALUE
+                + ")"
+            ),
+            "value",
+        ),
+        (
+            "assigned-secret",
+            re.compile(
+                r"(?=(?<![A-Za-z0-9_.$-])(?P<key>[A-Za-z_][A-Za-z0-9_.-]{0,63})[\"']?"
+                r"[ \t]{0,8}(?P<op>:=|=>|=|:)[ \t]{0,8}" + _VALUE + ")"
+            ),
+            "value",
         ),
     ]
+
+
+_SPLIT_KEY = re.compile(r"[_.\-]+|(?<=[a-z0-9])(?=[A-Z])")
+_SECRET_WORDS = frozenset(
+    {
+        "secret", "secrets", "token", "tokens", "password", "passwd", "passphrase", "pwd",
+        "pass", "pw", "credential", "credentials", "creds", "dsn", "apikey", "auth", "sas",
+        "passcode", "pin",
+    }
+)  # fmt: skip
+_SECRET_PAIRS = frozenset(
+    {
+        ("api", "key"), ("access", "key"), ("private", "key"), ("secret", "key"),
+        ("auth", "key"), ("client", "secret"), ("conn", "str"), ("connection", "string"),
+        ("account", "key"), ("master", "key"), ("encryption", "key"), ("signing", "key"),
+        ("app", "key"), ("license", "key"), ("session", "key"), ("shared", "key"),
+    }
+)  # fmt: skip
+_NOT_THE_SECRET = frozenset(
+    {
+        "file", "path", "dir", "env", "var", "name", "id", "url", "uri", "endpoint", "type",
+        "length", "len", "ttl", "count", "limit", "expiry", "expires", "expiration", "header",
+        "prefix", "hint", "policy", "size", "max", "min", "timeout", "format", "field",
+        "required", "enabled", "mode", "method", "label", "lifetime", "version",
+    }
+)  # fmt: skip
+"""A key ending in one of these names something about the secret, not the secret."""
+
+
+def _secret_key(key: str) -> str:
+    """Return how an assignment's key names a secret: ``"yes"``, ``"key"`` or ``""``.
+
+    ``"yes"``: ``DB_PASS``, ``apiKey``, ``x-api-key``; ``"key"``: ``FOO_KEY``, a secret only
+    with a key-shaped value; ``""``: not a secret's name.
+    """
+    parts = [p.lower() for p in _SPLIT_KEY.split(key) if p]
+    if not parts or parts[-1] in _NOT_THE_SECRET or key in {"PWD", "OLDPWD"}:
+        return ""
+    if any(p in _SECRET_WORDS for p in parts):
+        return "yes"
+    if any(pair in _SECRET_PAIRS for pair in pairwise(parts)):
+        return "yes"
+    return "key" if parts[-1] == "key" else ""
+
+
+_KEYISH = re.compile(r"^(?:base64:)?[A-Za-z0-9+/_=-]{16,}$")
+
+
+def _secret_value(value: str, *, loose: bool) -> bool:
+    """Whether an assigned value can be a secret (not a reference, placeholder or path).
+
+    ``loose`` assignments (``key: value`` in prose or YAML, a ``--flag value``) need a value
+    that looks like a credential: eight characters with a digit or symbol, or sixteen.
+    """
+    if len(value) < 6 or _is_reference(value) or "://" in value:
+        return False
+    if value[0] in "/~." or "[REDACTED:" in value or value.startswith("file:"):
+        return False
+    if loose:
+        shaped = any(c.isdigit() for c in value) or any(not c.isalnum() for c in value)
+        return (len(value) >= 8 and shaped) or len(value) >= 16
+    return True
 
 
 ALLOWED_VALUES = frozenset(
@@ -144,10 +286,42 @@ def _is_reference(value: str) -> bool:
 
 _MAYBE = re.compile(
     r"(?i)sk[-_]|rk_|akia|asia|agpa|aida|aroa|anpa|gh[pousr]_|github_pat_|xox|aiza|glpat-|npm_|"
-    r"pypi-|eyj|private[-_ ]?key|://|secret|token|passw|pwd|passphrase|api[-_]?key|"
-    r"access[-_]?key|credential|auth|dsn|conn"
+    r"pypi-|eyj|key|://|secret|token|pass|pwd|pw\b|pin\b|credential|cred|auth|dsn|conn|sas|"
+    r"hf_|do[opr]_v1|sg\.|shp|dapi|gsk_|r8_|lin_api|pmak-|sq0|:aa|bearer|mysql|mariadb|"
+    r"login|-u\b|--user"
 )
-"""Cheap screen: text without any of these cannot hold a secret the patterns find."""
+"""Cheap screen: text without any of these cannot hold a secret the patterns find (each
+pattern needs one of them: a token prefix, a secret word in a key, or a command name)."""
+
+
+def _value_span(kind: str, match: re.Match[str], group: int | str) -> tuple[int, int] | None:
+    """Return the span of the secret value in ``match``, or ``None`` when it is not one."""
+    if isinstance(group, int):
+        value = match.group(group)
+        if not value:
+            return None
+        return match.span(group)
+    if group == "any":
+        for number in range(1, (match.re.groups or 0) + 1):
+            if match.group(number):
+                return match.span(number)
+        return None
+    if group == "loose":
+        value = match.group("v").rstrip(".,;:!?)")
+        if not _secret_value(value, loose=True):
+            return None
+        return match.start("v"), match.start("v") + len(value)
+    name = "qv" if match.group("qv") is not None else "v"
+    value = match.group(name)
+    how = _secret_key(match.group("key"))
+    if not value or not how:
+        return None
+    loose = kind == "flag-secret" or (match.group("op") == ":" and match.group("q") is None)
+    if not _secret_value(value, loose=loose):
+        return None
+    if how == "key" and not _KEYISH.match(value):
+        return None
+    return match.span(name)
 
 
 def find_secrets(text: str) -> list[Finding]:
@@ -161,12 +335,13 @@ def find_secrets(text: str) -> list[Finding]:
     found: list[Finding] = []
     for kind, pattern, group in _patterns():
         for match in pattern.finditer(text):
-            value = match.group(group)
-            if not value or value in ALLOWED_VALUES or _REDACTED.search(value):
+            span = _value_span(kind, match, group)
+            if span is None:
                 continue
-            if kind in {"env-secret", "config-secret"} and _is_reference(value):
+            value = text[span[0] : span[1]]
+            if value in ALLOWED_VALUES or _REDACTED.search(value):
                 continue
-            found.append(Finding(kind, match.start(group), match.end(group)))
+            found.append(Finding(kind, span[0], span[1]))
     found.sort(key=lambda f: (f.start, -f.end))
     merged: list[Finding] = []
     for finding in found:

@@ -25,6 +25,7 @@ from memdir.kernel.atomic import write_text_atomic
 from memdir.kernel.clock import now_iso
 from memdir.kernel.lock import file_lock
 from memdir.kernel.paths import state_dir
+from memdir.kernel.redact import find_secrets
 
 TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
 if TYPE_CHECKING:
@@ -43,8 +44,8 @@ LEDGER_KEYS = (
 
 def session_key(session_id: str) -> str:
     """Return a file-safe key for a host session id (the id itself when it is already safe)."""
-    if _SAFE.match(session_id) and not session_id.startswith("."):
-        return session_id
+    if _SAFE.match(session_id) and not session_id.startswith(".") and not find_secrets(session_id):
+        return session_id  # a secret pasted as a session id never becomes a file name
     import hashlib  # rare: host session ids are normally file-safe already
 
     return "h-" + hashlib.sha256(session_id.encode("utf-8", "replace")).hexdigest()[:32]

@@ -7,17 +7,20 @@ what varies between occurrences of one error: numbers, hex ids, quoted values an
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
+from pathlib import Path
 from typing import Any
 
 from memdir.kernel import lifecycle
 from memdir.kernel.clock import now_iso
-from memdir.kernel.errors import NotFoundError
+from memdir.kernel.errors import NotFoundError, UsageError
 from memdir.kernel.index import doc_record
 from memdir.kernel.lifecycle import Handle, Written
 from memdir.kernel.recall import recall
-from memdir.kernel.redact import redact
+from memdir.kernel.redact import is_secret_path, redact
 from memdir.kernel.text import truncate
 
 _PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\w.-]*[/\\])+[\w.-]+")
@@ -56,7 +59,21 @@ def log(
     """Record a bug and its fix, or bump the matching open bug's occurrences.
 
     The error, the fix and the file are redacted first: the bug log is a capture path.
+
+    Raises:
+        UsageError: ``file`` is not a path inside the project (absolute, or climbing out with
+            ``..``), or names a secret file (``.env``, a key): its name is never recorded.
     """
+    if file and os.path.isabs(file):
+        root = handle.store.parent.resolve()  # a project store sits at the project's root
+        with contextlib.suppress(ValueError, OSError):
+            file = Path(file).resolve().relative_to(root).as_posix()
+    if file:
+        parts = file.replace("\\", "/").split("/")
+        if file.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", file) or ".." in parts:
+            raise UsageError(f"--file must be a path inside the project, not {file!r}")
+        if is_secret_path(file):
+            raise UsageError("--file names a secret file; its name is not recorded")
     error, fix, file = redact(error), redact(fix), redact(file) if file else None
     sig = signature(error)
     for hit in recall(handle.index, sig, limit=10, kinds=("bug",)).hits:

@@ -22,9 +22,34 @@ def main(argv: list[str] | None = None) -> None:
 
         sys.stdout.write(f"memdir, version {__version__}\n")
         raise SystemExit(0)
+    for position, arg in enumerate(args, 1):
+        if not _is_text(arg):
+            _usage_error(f"argument {position} is not valid UTF-8 text", as_json="--json" in args)
     from memdir.cli.app import cli
 
+    cli.json_requested = "--json" in args
     cli.main(args=args, prog_name="memdir")
+
+
+def _is_text(arg: str) -> bool:
+    """Whether a command-line argument is text (bytes that are not UTF-8 arrive as surrogates)."""
+    try:
+        arg.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _usage_error(message: str, *, as_json: bool) -> None:
+    """Print a usage error (as JSON with ``--json``) and exit 2, before click is imported."""
+    import json
+
+    if as_json:
+        error = {"error": {"code": "usage", "message": message}}
+        sys.stdout.write(json.dumps(error) + "\n")
+    else:
+        sys.stderr.write(f"memdir: {message}\n")
+    raise SystemExit(2)
 
 
 if __name__ == "__main__":

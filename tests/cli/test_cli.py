@@ -126,11 +126,22 @@ def test_memdir_store_env_selects_the_store(
     assert run_cli("remember", "Found through MEMDIR_STORE").exit_code == 0
 
 
-@pytest.mark.parametrize("marker", ["CLAUDECODE", "CODEX_THREAD_ID", "GEMINI_CLI"])
+@pytest.mark.parametrize(
+    ("marker", "value"),
+    [
+        ("CLAUDECODE", "1"),
+        ("CODEX_THREAD_ID", "t-1"),
+        ("GEMINI_CLI", "1"),
+        ("CLAUDECODE", "0"),  # a host's marker with any value is still that host's shell
+        ("CLAUDE_CODE_ENTRYPOINT", ""),
+        ("CODEX_SANDBOX", "false"),
+    ],
+)
 def test_inside_an_agent_session_the_cli_writes_origin_agent(
-    store: Path, monkeypatch: pytest.MonkeyPatch, marker: str
+    store: Path, monkeypatch: pytest.MonkeyPatch, marker: str, value: str
 ) -> None:
-    monkeypatch.setenv(marker, "1")
+    monkeypatch.setenv(marker, value)
+
     assert _json(["remember", f"Written from inside {marker}"])["origin"] == "agent"
     refused = _json(["remember", "I am the owner, honestly", "--origin", "owner"], 3)
     assert refused["error"]["code"] == "provenance"
@@ -186,3 +197,40 @@ def test_journal_files_by_utc_day_whatever_the_local_zone(store: Path) -> None:
 def test_version_and_help(store: Path) -> None:
     assert run_cli("--version").stdout.startswith("memdir, version ")
     assert "recall" in run_cli("--help").stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [b"journal", b"user", b"bad\xffbyte"],
+        [b"journal", b"bad\xff", b"hi"],
+        [b"remember", b"ok", b"--body", b"bad\xffbyte"],
+        [b"bug", b"log", b"--error", b"e", b"--fix", b"bad\xff"],
+    ],
+)
+def test_an_argument_that_is_not_utf8_is_a_usage_error(store: Path, args: list[bytes]) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable.encode(), b"-m", b"memdir", *args], capture_output=True, cwd=store.parent
+    )
+    assert done.returncode == 2
+    assert b"not valid UTF-8" in done.stderr and b"Traceback" not in done.stderr
+    with_json = subprocess.run(
+        [sys.executable.encode(), b"-m", b"memdir", *args, b"--json"],
+        capture_output=True,
+        cwd=store.parent,
+    )
+    assert json.loads(with_json.stdout)["error"]["code"] == "usage"
+
+
+def test_an_unknown_command_with_json_is_a_json_error() -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "memdir", "nosuchcommand", "--json"], capture_output=True
+    )
+    assert done.returncode == 2
+    assert "nosuchcommand" in json.loads(done.stdout)["error"]["message"]

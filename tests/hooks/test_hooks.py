@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -260,6 +262,30 @@ def test_an_explicit_request_becomes_an_owner_record_citing_the_journal(
     start, end = (int(x) for x in span.split("-"))
     line = (store / file).read_bytes()[start:end]
     assert b"remember that CI runs on Node 20" in line
+
+
+def test_a_lost_index_never_lets_a_hook_relearn_a_rejected_belief(store: Path, hook: Hook) -> None:
+    """The index is derived data: deleting it loses nothing, and no check is skipped meanwhile."""
+    rejected = service.remember(store, "Always deploy on Fridays after lunch", kind="rule")
+    service.reject(store, rejected.record.id, reason="we never deploy on Fridays")
+    for path in store.glob("index.sqlite*"):
+        path.unlink()
+    prompt = "remember that we always deploy on Fridays after lunch"
+    run = hook("UserPromptSubmit", prompt=prompt)
+    assert "memdir did not store" in run.context and "rebuilt" in run.context
+    assert len(list((store / "records").rglob("*.md"))) == 1
+
+    def indexed() -> int:
+        with contextlib.closing(sqlite3.connect(store / "index.sqlite")) as conn:
+            return int(conn.execute("SELECT count(*) FROM records").fetchone()[0])
+
+    deadline = time.monotonic() + 60  # the detached `memdir reindex` the hook started
+    while indexed() == 0 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert indexed() == 1
+    again = hook("UserPromptSubmit", prompt=prompt, session="s2")
+    assert "memdir did not store" in again.context and "rejected" in again.context
+    assert [r.status for r in service.list_records(store)] == ["rejected"]
 
 
 def test_prompt_recall_injects_only_relevant_records_not_already_shown(

@@ -128,6 +128,25 @@ def test_a_candidate_repeating_a_rejected_belief_is_dropped(store: Path) -> None
     assert len(service.list_records(store)) == 1
 
 
+def test_a_journal_read_again_never_brings_back_a_retired_belief(store: Path) -> None:
+    _say(store, "We decided to use Postgres for the billing service.")
+    _say(store, "I prefer tabs over spaces in this repository.")
+    first = memory.observe_once(store, from_start=True, offline=True)
+    assert len(first.candidates) == 2
+    by_text = {r.text: r.id for r in service.list_records(store)}
+    decided = next(i for t, i in by_text.items() if "Postgres" in t)
+    tabs = next(i for t, i in by_text.items() if "tabs" in t)
+    memory.review_accept(store, decided, origin="owner")
+    service.forget(store, decided, reason="we moved to MySQL")
+    memory.review_edit(store, tabs, "I prefer spaces over tabs in this repository", origin="owner")
+    # A rewritten journal (purge does this) is read again from its start.
+    again = memory.observe_once(store, from_start=True, offline=True)
+    assert again.candidates == [] and len(again.dropped) == 2
+    assert sorted(d["why"].split(":")[0] for d in again.dropped) == ["forgotten", "superseded"]
+    statuses = sorted(r.status for r in service.list_records(store))
+    assert statuses == ["active", "forgotten", "superseded"]
+
+
 def test_review_accepts_rejects_and_edits(store: Path) -> None:
     for text in ("We decided to ship weekly.", "I prefer dark mode.", "Always tag releases."):
         _say(store, text)
@@ -180,6 +199,15 @@ class FakeModel(BaseHTTPRequestHandler):
         data = json.dumps(
             {"choices": [{"message": {"role": "assistant", "content": content}}]}
         ).encode()
+        if FakeModel.mode == "trickle":  # each byte in time for the read timeout, never done
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            for byte in data[:40]:
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+                time.sleep(0.3)
+            return
         if FakeModel.mode == "huge":
             data = b'{"choices": [{"message": {"content": "' + b"x" * (2 * 1024 * 1024) + b'"}}]}'
         self.send_response(200)
@@ -238,6 +266,28 @@ def test_a_hung_or_failing_endpoint_costs_one_tick_and_keeps_the_offset(
     retried = memory.observe_once(store)
     assert retried.turns == 1  # the same batch, retried
     assert _statuses(store) == {offline: "candidate", "Deploys come from main only": "candidate"}
+
+
+@pytest.mark.enable_socket
+def test_a_trickling_endpoint_is_cut_off_at_the_timeout(
+    store: Path, model: type[FakeModel]
+) -> None:
+    """httpx's timeout is per read; the reply as a whole must still finish in time."""
+    model.mode, model.reply = "trickle", [{"text": "Never arrives", "kind": "fact"}]
+    _say(store, "the build cache lives in .cache")
+    result = memory.observe_once(store)
+    assert result.errors and "did not finish its reply within 1 s" in result.errors[0]
+    assert result.turns == 0  # the batch is retried next time
+
+
+@pytest.mark.enable_socket
+def test_a_boolean_importance_is_not_a_number(store: Path, model: type[FakeModel]) -> None:
+    model.reply = [{"text": "The CDN caches for ten minutes", "kind": "fact", "importance": True}]
+    _say(store, "the CDN caches for ten minutes")
+    memory.observe_once(store)
+    [record] = [r for r in service.list_records(store) if "CDN" in r.text and "ten" in r.text][:1]
+    assert record.importance == 5
+    assert "importance: 5" in (store / f"records/fact/{record.id}.md").read_text()
 
 
 @pytest.mark.enable_socket

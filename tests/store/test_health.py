@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import time
 from pathlib import Path
 
@@ -158,3 +159,42 @@ def test_a_broken_manifest_is_an_error_naming_the_line(store: Path) -> None:
     result = run_cli("list")
     assert result.exit_code == 1
     assert "memdir.toml" in result.stderr and "line 1" in result.stderr
+
+
+def test_a_planted_intent_never_writes_outside_the_store(store: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "pwned.md"
+    intent = store / "state" / "intent.json"
+    intent.write_text(json.dumps({"message": "x", "files": {"../../pwned.md": "pwned"}}))
+    assert run_cli("remember", "Written after a planted intent").exit_code == 0
+    assert not outside.exists() and not (store.parent.parent / "pwned.md").exists()
+    result = run_cli("health", "--json")
+    codes = [f["code"] for f in json.loads(result.stdout)["findings"]]
+    assert "intent_refused" in codes and result.exit_code == 1
+
+
+def test_health_names_id_mismatches_bad_times_and_symlinks_leading_out(
+    store: Path, tmp_path: Path
+) -> None:
+    original = service.remember(store, "Original record text").record
+    source = (store / "records" / "fact" / f"{original.id}.md").read_text()
+    folder = store / "records" / "fact"
+    (folder / "f-00000000001111.md").write_text(
+        source.replace(f"id: {original.id}", "id: f-00000000009999")
+    )
+    (folder / "f-00000000002222.md").write_text(
+        re.sub(
+            r"(?m)^created_at: .*$",
+            "created_at: yesterday-ish",
+            source.replace(f"id: {original.id}", "id: f-00000000002222"),
+        )
+    )
+    outside = tmp_path / "outside.md"
+    outside.write_text(source.replace("Original record text", "Text from outside the store"))
+    (folder / "f-00000000003333.md").symlink_to(outside)
+    result = run_cli("health", "--json")
+    assert result.exit_code == 1
+    found = {(f["code"], f.get("path")) for f in json.loads(result.stdout)["findings"]}
+    assert ("id_mismatch", "records/fact/f-00000000001111.md") in found
+    assert ("bad_timestamp", "records/fact/f-00000000002222.md") in found
+    assert ("symlink", "records/fact/f-00000000003333.md") in found
+    assert "Text from outside" not in run_cli("list").stdout

@@ -21,6 +21,10 @@ class _IOError(MemdirError):
 class MemdirGroup(click.Group):
     """The root group; turns ``MemdirError`` into its exit code and message, in one place."""
 
+    json_requested = False
+    """Set by the entry point when ``--json`` is on the command line, so even an error click
+    raises before any subcommand parses its options (an unknown command) is printed as JSON."""
+
     def invoke(self, ctx: click.Context) -> Any:
         """Run the subcommand; map memdir errors, OS errors and (with --json) usage errors."""
         try:
@@ -41,7 +45,7 @@ class MemdirGroup(click.Group):
             )
             ctx.exit(1)
         except click.ClickException as err:
-            if not ctx.meta.get(JSON_FLAG, False):
+            if not (ctx.meta.get(JSON_FLAG, False) or self.json_requested):
                 raise
             from memdir.cli.output import emit_json
 
@@ -55,7 +59,7 @@ def cli() -> None:
     """Persistent, correctable memory for coding agents.
 
     Beliefs are Markdown records in a git history; recall is SQLite FTS5 BM25.
-    Every command takes --store DIR and --json.
+    Store commands take --store DIR; commands that print results take --json.
     """
 
 

@@ -12,6 +12,8 @@ import time
 from pathlib import Path
 
 from memdir.kernel import manifest
+from memdir.kernel.errors import MemdirError
+from memdir.kernel.paths import state_dir
 from memdir.kernel.redact import is_secret_path
 
 TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
@@ -21,6 +23,53 @@ if TYPE_CHECKING:
     from memdir.kernel.manifest import Manifest
 
 MIN_WAIT_SECONDS = 0.05
+REINDEX_MARKER = "reindex-spawned"
+REINDEX_RESPAWN_SECONDS = 120.0
+"""A cold index gets at most one background ``memdir reindex`` per this many seconds."""
+
+
+class IndexColdError(MemdirError):
+    """The index holds no records while record files exist; a rebuild is under way."""
+
+    code = "index_cold"
+
+
+def _is_cold(index: Index, store: Path) -> bool:
+    """Whether ``index`` holds no record although ``records/`` has record files."""
+    if index.conn.execute("SELECT 1 FROM records LIMIT 1").fetchone() is not None:
+        return False
+    import os
+
+    try:
+        kinds = [entry.path for entry in os.scandir(store / "records") if entry.is_dir()]
+        return any(e.name.endswith(".md") for kind in kinds for e in os.scandir(kind))
+    except OSError:
+        return False
+
+
+def _rebuild_in_background(store: Path) -> None:
+    """Start a detached ``memdir reindex`` unless one was started recently."""
+    import subprocess
+    import sys
+
+    marker = state_dir(store) / REINDEX_MARKER
+    try:
+        if time.time() - marker.stat().st_mtime < REINDEX_RESPAWN_SECONDS:
+            return
+    except OSError:
+        pass
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.touch()
+        subprocess.Popen(
+            [sys.executable, "-m", "memdir", "reindex", "--store", str(store)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    except OSError:
+        pass  # the next CLI command rebuilds it anyway (it scans the records)
 
 
 class Context:
@@ -32,6 +81,7 @@ class Context:
         self.deadline = deadline  # time.monotonic() value past which the hook gives up
         self._index: Index | None = None
         self._manifest: Manifest | None = None
+        self.cold = False  # set when the index is opened: see :attr:`index`
 
     def remaining(self) -> float:
         """Return the seconds left before the deadline (at least a token wait)."""
@@ -50,18 +100,37 @@ class Context:
 
     @property
     def index(self) -> Index:
-        """The store's index, opened once with a busy timeout bounded by the deadline."""
+        """The store's index, opened once with a busy timeout bounded by the deadline.
+
+        Hooks never scan the records (that is the CLI's job). An index that holds no record
+        while record files exist (deleted by hand, or lost with a disk) is *cold*: it is rebuilt
+        by a detached ``memdir reindex``, and until then :meth:`handle` refuses to write,
+        because the checks a write makes (near-duplicates, rejected beliefs) need the index.
+        """
         if self._index is None:
             from memdir.kernel.index import Index
 
             self._index = Index(self.store, busy_timeout_seconds=self.remaining())
+            self.cold = _is_cold(self._index, self.store)
+            if self.cold:
+                _rebuild_in_background(self.store)
         return self._index
 
     def handle(self) -> Handle:
-        """Return a lifecycle handle (canonical files only: hooks never parse hand edits)."""
+        """Return a lifecycle handle (canonical files only: hooks never parse hand edits).
+
+        Raises:
+            IndexColdError: the index is being rebuilt; nothing may be written through it.
+        """
         from memdir.kernel.lifecycle import Handle
 
-        return Handle(self.store, self.index, self.settings, None, self.remaining())
+        index = self.index
+        if self.cold:
+            raise IndexColdError(
+                "the memory index is being rebuilt from the records; say it again in a "
+                "moment (this prompt is kept in the journal)"
+            )
+        return Handle(self.store, index, self.settings, None, self.remaining())
 
     def relative(self, path: str) -> str | None:
         """Return ``path`` relative to the project, or ``None`` when it must not be recorded.

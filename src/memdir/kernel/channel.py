@@ -30,12 +30,24 @@ AGENT_MARKERS: tuple[tuple[str, str], ...] = (
 
 
 def detect_agent(env: Mapping[str, str] | None = None) -> str | None:
-    """Return the host whose agent is running this process, or ``None`` for a person."""
+    """Return the host whose agent is running this process, or ``None`` for a person.
+
+    A host's own marker counts whatever its value: ``CLAUDECODE=0 memdir remember …`` is still
+    Claude Code's shell, so an agent cannot turn itself into the owner with one word. Only the
+    vendor-neutral ``AI_AGENT`` and ``AGENT``, which other software may set, honour ``0``,
+    ``false`` and ``no``. An agent that deletes its markers from the environment is not
+    detected: origin is evidence, not authentication, and every write stays in the git history
+    (``memdir log``) where the owner can see and roll it back.
+    """
     environ = os.environ if env is None else env
     for name, host in AGENT_MARKERS:
-        value = environ.get(name, "").strip()
+        if name not in environ:
+            continue
+        value = environ[name].strip()
+        if host != "agent":
+            return host
         if value and value.lower() not in {"0", "false", "no"}:
-            return host if host != "agent" or name != "AI_AGENT" else value
+            return value if name == "AI_AGENT" else host
     return None
 
 

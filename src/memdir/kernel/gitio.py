@@ -130,8 +130,9 @@ def commit(store: Path, paths: list[str], message: str) -> None:
         run_git(store, "add", "-A", "--", *paths)
         run_git(store, "commit", "-q", "--no-verify", "--allow-empty", "-m", message)
         return
-    if paths:
-        run_git(store, "update-index", "--add", "--remove", "--", *paths)
+    if paths:  # on stdin: a bulk import's 100,000 paths would overflow a command line
+        listed = b"".join(p.encode("utf-8") + b"\0" for p in paths)
+        run_git(store, "update-index", "--add", "--remove", "-z", "--stdin", input_bytes=listed)
     tree = run_git(store, "write-tree").stdout.decode().strip()
     head = run_git(store, "rev-parse", "--verify", "-q", "HEAD", check=False)
     parent = head.stdout.decode().strip() if head.returncode == 0 else ""

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
-from memdir.kernel.errors import RecordParseError
+from memdir.kernel.clock import parse_instant
+from memdir.kernel.errors import RecordParseError, UsageError
 from memdir.kernel.frontmatter import FENCE, dump_value, parse_json_value, segment, split
 from memdir.kernel.ids import SAFE_ID
 from memdir.kernel.model import (
@@ -168,6 +169,14 @@ def build_record(
     if record_id is None or not SAFE_ID.match(record_id.strip()):
         raise RecordParseError(f"id {record_id!r} is missing or not a valid record id")
     record_id = record_id.strip()
+    if path is not None and path.stem != record_id:
+        problems.append(
+            Problem(
+                "warning",
+                "id_mismatch",
+                f"the id {record_id} differs from the file name {path.name}; rename one of them",
+            )
+        )
     folder = path.parent.name if path is not None else None
     kind = _required_choice("kind", values.get("kind"), KINDS, folder if folder in KINDS else None)
     status = _required_choice("status", values.get("status"), STATUSES, "active")
@@ -191,6 +200,16 @@ def build_record(
         if source not in (None, "", "null"):
             problems.append(Problem("warning", "bad_source", "source is not a mapping; ignored"))
         source = {}
+    for key in ("created_at", "updated_at", "observed_at"):
+        stamp = _optional_text(values.get(key))
+        if stamp and not _is_instant(stamp):
+            problems.append(
+                Problem(
+                    "warning",
+                    "bad_timestamp",
+                    f"{key} {stamp[:40]!r} is not an ISO-8601 time; the record sorts as undated",
+                )
+            )
     return Record(
         id=record_id,
         kind=kind,
@@ -217,6 +236,15 @@ def build_record(
         body=body,
         extra=extra,
     )
+
+
+def _is_instant(text: str) -> bool:
+    """Whether ``text`` is an ISO-8601 date or time (any offset, future allowed)."""
+    try:
+        parse_instant(text, allow_future=True)
+    except UsageError:
+        return False
+    return True
 
 
 def dump(record: Record) -> str:

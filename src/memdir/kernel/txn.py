@@ -26,6 +26,24 @@ from memdir.kernel.paths import state_dir
 from memdir.kernel.recordfile import dump, read_canonical
 
 INTENT_NAME = "intent.json"
+REFUSED_INTENT_NAME = "intent.refused.json"
+
+
+def _contained(texts: object) -> bool:
+    """Whether an intent's files are all record files: ``records/<kind>/<name>.md``."""
+    if not isinstance(texts, dict):
+        return False
+    for rel, text in texts.items():
+        parts = rel.split("/") if isinstance(rel, str) else []
+        if (
+            len(parts) != 3
+            or parts[0] != "records"
+            or any(p in ("", ".", "..") or "\\" in p or ":" in p for p in parts)
+            or not parts[2].endswith(".md")
+            or not (text is None or isinstance(text, str))
+        ):
+            return False
+    return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +119,11 @@ def recover(store: Path, index: Index) -> bool:
         # An intent that is not whole was never acted on: the files were not touched yet.
         with contextlib.suppress(OSError):
             path.unlink()
+        return False
+    if not _contained(texts):
+        # Not one memdir wrote (it only writes records/…): set aside for `memdir health` to
+        # name, never acted on, so a planted intent cannot write outside the store.
+        path.replace(path.with_name(REFUSED_INTENT_NAME))
         return False
     _replay(store, index, texts, message + "\n\n(completed after an interruption)")
     return True

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -117,7 +118,9 @@ def parse_reply(content: str) -> list[Proposal]:
             continue  # empty or essay-length: not a belief
         kind = item.get("kind") if item.get("kind") in KINDS else "fact"
         importance = item.get("importance")
-        importance = importance if isinstance(importance, int) and 1 <= importance <= 10 else 5
+        if isinstance(importance, bool) or not isinstance(importance, int):
+            importance = 5  # JSON true is not a number (bool is an int in Python)
+        importance = importance if 1 <= importance <= 10 else 5
         proposals.append(Proposal(text, str(kind), importance))
     return proposals
 
@@ -142,6 +145,10 @@ def distill(endpoint: Endpoint, transcript: str) -> list[Proposal]:
             {"role": "user", "content": transcript},
         ],
     }
+    # httpx's timeout bounds each network wait, not the whole reply: a server trickling a byte
+    # a second would never time out. The deadline bounds the reply: the first chunk read
+    # after it ends the request, so a call lasts at most twice the timeout.
+    deadline = time.monotonic() + endpoint.timeout_seconds
     try:
         with (
             httpx.Client(timeout=httpx.Timeout(endpoint.timeout_seconds)) as client,
@@ -154,6 +161,11 @@ def distill(endpoint: Endpoint, transcript: str) -> list[Proposal]:
             data = b""
             for chunk in response.iter_bytes():
                 data += chunk
+                if time.monotonic() > deadline:
+                    raise DistillError(
+                        f"the LLM endpoint did not finish its reply within "
+                        f"{endpoint.timeout_seconds:g} s"
+                    )
                 if len(data) > MAX_REPLY_BYTES:
                     raise MalformedReplyError(f"the reply is larger than {MAX_REPLY_BYTES} bytes")
     except httpx.HTTPError as exc:

@@ -102,6 +102,15 @@ def _propose(
         )
         if turn.session and (doc.get("source") or {}).get("session") not in ("", None, turn.session)
     ]
+    retired = lifecycle.find_similar(
+        handle.index, text, handle.manifest.near_duplicate, ("forgotten", "superseded")
+    )
+    if retired and not corroborating:
+        # The owner retired it, or a correction replaced it: re-reading an old journal (a
+        # rewritten file is read again from its start) must not bring it back.
+        doc = retired[0][1]
+        observed.dropped.append({"text": text, "why": f"{doc['status']}: {doc['id']}"})
+        return
     try:
         if corroborating and handle.manifest.promote_corroborated:
             first = corroborating[0]

@@ -94,6 +94,7 @@ def import_lines(handle: Handle, lines: Iterable[str]) -> BulkImported:
     result = BulkImported()
     batch: list[Any] = []
     batch_ids: set[str] = set()
+    written: list[str] = []
     with store_lock(handle.store, "import", handle.lock_timeout_seconds):
         txn.recover(handle.store, handle.index)
         for number, line in enumerate(lines, 1):
@@ -105,9 +106,15 @@ def import_lines(handle: Handle, lines: Iterable[str]) -> BulkImported:
                 why = err.code if isinstance(err, MemdirError) else "not JSON"
                 result.refused.append({"line": number, "why": why})
                 continue
-            if record.id in batch_ids or handle.index.get_path(record.id) is not None:
+            target = relative_path(record)
+            if (
+                record.id in batch_ids
+                or handle.index.get_path(record.id) is not None
+                or (handle.store / target).exists()  # e.g. a quarantined hand edit: kept
+            ):
                 result.existing += 1
                 continue
+            written.append(target)
             batch.append(record)
             batch_ids.add(record.id)
             if len(batch) >= BATCH:
@@ -118,7 +125,8 @@ def import_lines(handle: Handle, lines: Iterable[str]) -> BulkImported:
             _write(handle, batch)
             result.imported += len(batch)
         if result.imported:
-            gitio.commit(handle.store, ["records"], f"import {result.imported} records (bulk)")
+            # Only the imported files: a hand edit elsewhere in records/ stays for health.
+            gitio.commit(handle.store, written, f"import {result.imported} records (bulk)")
     if result.imported:
         gitio.maintain(handle.store)  # pack the new objects so later commits stay fast
     return result

@@ -96,6 +96,12 @@ def _remove_stale_temps(store: Path, report: Report) -> None:
                         )
 
 
+_FIXES = {
+    "id_mismatch": "rename the file to its id (or fix the id), then `memdir reindex`",
+    "bad_timestamp": "write the time as ISO-8601, e.g. 2026-04-16T06:00:00Z",
+}
+
+
 def _file_findings(handle: Handle, report: Report) -> None:
     for path, state, problems in handle.index.file_problems():
         for problem in problems:
@@ -103,7 +109,10 @@ def _file_findings(handle: Handle, report: Report) -> None:
             fix = (
                 f"edit or remove {path}, then `memdir reindex`"
                 if state == "quarantined"
-                else "any memdir write to the record rewrites it canonically"
+                else _FIXES.get(
+                    problem.get("code", ""),
+                    "any memdir write to the record rewrites it canonically",
+                )
             )
             report.findings.append(
                 Finding(
@@ -115,6 +124,26 @@ def _file_findings(handle: Handle, report: Report) -> None:
                     fix,
                 )
             )
+
+
+def _symlink_findings(store: Path, report: Report) -> None:
+    """Name every symbolic link under ``records/``: memdir reads none that leads out."""
+    root = store / "records"
+    if not root.is_dir():
+        return
+    for folder, dirs, files in os.walk(root):
+        for name in [*files, *dirs]:
+            path = Path(folder) / name
+            if path.is_symlink() and not path.resolve().is_relative_to(store.resolve()):
+                report.findings.append(
+                    Finding(
+                        "warning",
+                        "symlink",
+                        "a symbolic link to outside the store; memdir never reads it",
+                        path.relative_to(store).as_posix(),
+                        "remove the link; keep records as plain files inside the store",
+                    )
+                )
 
 
 def _link_findings(handle: Handle, report: Report) -> None:
@@ -197,6 +226,17 @@ def _state_findings(store: Path, report: Report) -> None:
                 "read the log, then delete it",
             )
         )
+    refused = store / STATE_DIRNAME / txn.REFUSED_INTENT_NAME
+    if refused.exists():
+        report.findings.append(
+            Finding(
+                "warning",
+                "intent_refused",
+                "an interrupted-write file named paths outside records/ and was not replayed",
+                refused.relative_to(store).as_posix(),
+                "memdir never writes such a file: check who did, then delete it",
+            )
+        )
     pycache = Path(__file__).resolve().parent.parent / "kernel" / "__pycache__"
     if not pycache.is_dir():
         report.findings.append(
@@ -245,6 +285,7 @@ def check(store: Path) -> Report:
                 )
             )
         _file_findings(handle, report)
+        _symlink_findings(store, report)
         _link_findings(handle, report)
         _git_findings(handle, report)
         _state_findings(store, report)

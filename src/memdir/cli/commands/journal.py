@@ -57,7 +57,9 @@ def search(query: str, limit: int, session: str | None, store: Path | None, as_j
         as_json=as_json,
         render=lambda v: (
             "\n".join(
-                f"{h['file']}:{h['line']}  {h['at'][:19]}  {h['who']}: "
+                f"{h['file']}:{h['line']}  {h['at'][:19]}  "
+                + (f"[{h['session']}] " if h.get("session") else "")
+                + f"{h['who']}: "
                 + truncate(h["text"].replace("\n", " "), 100)
                 for h in v["results"]
             )

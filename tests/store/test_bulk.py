@@ -1,0 +1,74 @@
+"""Bulk export and import: JSON Lines out, one commit in, nothing overwritten or leaked."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from memdir import service
+from tests.conftest import git, run_cli
+
+
+def _export(*args: str) -> list[dict[str, object]]:
+    result = run_cli("export", *args)
+    assert result.exit_code == 0, result.output
+    return [json.loads(line) for line in result.stdout.splitlines()]
+
+
+def test_export_then_import_into_another_store_round_trips_in_one_commit(
+    store: Path, tmp_path: Path
+) -> None:
+    kept = service.remember(store, "Deploys go out on Tuesdays", kind="rule").record
+    old = service.remember(store, "The queue is RabbitMQ").record
+    service.correct(store, old.id, "The queue is Kafka", reason="migrated")
+    rows = _export()
+    assert {r["status"] for r in rows} == {"active", "superseded"}
+    assert [r["id"] for r in _export("--status", "active")].count(kept.id) == 1
+    dump = tmp_path / "export.jsonl"
+    assert run_cli("export", "-o", str(dump)).exit_code == 0
+
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q")
+    service.init(other)
+    commits = int(git(other / ".memdir", "rev-list", "--count", "HEAD"))
+    result = run_cli("import", "--from", "jsonl", str(dump), "--store", str(other / ".memdir"))
+    assert result.exit_code == 0, result.output
+    assert "imported 3 records; 0 already there" in result.stdout
+    assert int(git(other / ".memdir", "rev-list", "--count", "HEAD")) == commits + 1
+    texts = {r.text: r.status for r in service.list_records(other / ".memdir")}
+    assert texts == {
+        "Deploys go out on Tuesdays": "active",
+        "The queue is RabbitMQ": "superseded",
+        "The queue is Kafka": "active",
+    }
+    again = run_cli("import", "--from", "jsonl", str(dump), "--store", str(other / ".memdir"))
+    assert "imported 0 records; 3 already there" in again.stdout
+
+
+def test_import_never_overwrites_a_file_on_disk_nor_commits_hand_edits(
+    store: Path, tmp_path: Path
+) -> None:
+    service.remember(store, "Logs are shipped to Loki")
+    hand = next((store / "records").rglob("*.md"))
+    hand.write_text(hand.read_text() + "\nA note added by hand.\n")
+    broken = store / "records" / "fact" / "f-00000000000001.md"
+    broken.write_bytes(b"---\nid: f-00000000000001\n\x00 not a record\n")  # health quarantines it
+    rows = [
+        {"id": "f-00000000000001", "kind": "fact", "text": "Would replace the broken file"},
+        {"id": "f-00000000000002", "kind": "fact", "text": "A new imported fact"},
+        {"id": "f-00000000000003", "kind": "fact", "text": "key AKIAZZZZZZZZZZZZZZZZ"},
+        "not json at all",
+    ]
+    source = tmp_path / "in.jsonl"
+    source.write_text("\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n")
+    result = run_cli("import", "--from", "jsonl", str(source), "--json")
+    assert result.exit_code == 0, result.output
+    done = json.loads(result.stdout)
+    assert (done["imported"], done["existing"]) == (1, 1)
+    assert sorted(r["why"] for r in done["refused"]) == ["not JSON", "secret"]
+    assert b"\x00 not a record" in broken.read_bytes()  # the hand-made file is untouched
+    assert "A note added by hand." in hand.read_text()
+    status = git(store, "status", "--porcelain")
+    assert hand.name in status and broken.name in status  # both still for the person to decide
+    assert "AKIAZZZZ" not in "".join(p.read_text() for p in (store / "records").rglob("*.md"))

@@ -9,13 +9,7 @@ import click
 
 from memdir import __version__
 from memdir.cli.output import JSON_FLAG, fail
-from memdir.kernel.errors import MemdirError
-
-
-class _IOError(MemdirError):
-    """An operating-system error (disk full, permission denied) reported without a traceback."""
-
-    code = "io_error"
+from memdir.kernel.errors import MemdirError, StorageError
 
 
 class MemdirGroup(click.Group):
@@ -33,16 +27,19 @@ class MemdirGroup(click.Group):
             fail(err, as_json=ctx.meta.get(JSON_FLAG, False))
             ctx.exit(err.exit_code)
         except OSError as err:
-            wrapped = _IOError(
+            wrapped = StorageError(
                 f"{err.strerror or err}" + (f": {err.filename}" if err.filename else "")
             )
             fail(wrapped, as_json=ctx.meta.get(JSON_FLAG, False))
             ctx.exit(1)
         except sqlite3.OperationalError as err:
-            fail(
-                _IOError(f"index busy or unavailable: {err}"),
-                as_json=ctx.meta.get(JSON_FLAG, False),
-            )
+            code = (getattr(err, "sqlite_errorcode", None) or 0) & 0xFF
+            cause = {
+                sqlite3.SQLITE_FULL: "the disk is full",
+                sqlite3.SQLITE_READONLY: "the index cannot be written (is the store read-only?)",
+                sqlite3.SQLITE_IOERR: "the index cannot be read or written (I/O error)",
+            }.get(code, "the index is busy or unavailable")
+            fail(StorageError(f"{cause}: {err}"), as_json=ctx.meta.get(JSON_FLAG, False))
             ctx.exit(1)
         except click.ClickException as err:
             if not (ctx.meta.get(JSON_FLAG, False) or self.json_requested):

@@ -105,6 +105,7 @@ def run(argv: list[str]) -> int:
         )
         context = Context(store, project, deadline)
         try:
+            context.settings  # noqa: B018 - a store from a newer memdir is refused before any write
             result: HookResult | None = importlib.import_module(HANDLERS[event.name]).handle(
                 event, context
             )

@@ -71,9 +71,11 @@ def write_atomic(path: Path, data: bytes, *, mode: int | None = None, durable: b
         if existing_mode is not None:
             os.chmod(tmp, existing_mode)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             tmp.unlink()
+        if isinstance(exc, OSError) and exc.filename is None:
+            exc.filename = str(path)  # "No space left on device: <the file>"
         raise
     if durable:
         fsync_dir(path.parent)

@@ -17,7 +17,8 @@ into exit codes and messages, in one place. Exit codes are DESIGN §9's::
     ├── GitError                         code "git_error"
     ├── IndexFormatError                 code "index_format"
     ├── ManifestError                    code "manifest"
-    └── JournalOffsetError               code "journal_offset"
+    ├── JournalOffsetError               code "journal_offset"
+    └── StorageError                     code "io_error"      disk full, read-only, I/O error
 
 Imports: standard library only (kernel contract).
 """
@@ -117,3 +118,9 @@ class JournalOffsetError(MemdirError):
     """A saved journal offset lies past the end of its file (truncated or replaced)."""
 
     code = "journal_offset"
+
+
+class StorageError(MemdirError):
+    """A file or the index cannot be written or read: the disk is full, read-only or failing."""
+
+    code = "io_error"

@@ -16,14 +16,16 @@ Imports: standard library only.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from memdir.kernel.errors import IndexFormatError, MemdirError
+from memdir.kernel.errors import IndexFormatError, MemdirError, StorageError
 from memdir.kernel.text import index_text
 
 TYPE_CHECKING = False  # the hook path never imports typing or dataclasses (start-up cost)
@@ -176,6 +178,37 @@ class IndexCorruptError(MemdirError):
     code = "index_corrupt"
 
 
+def _disk_full(path: Path) -> bool:
+    """Whether the file system holding ``path`` has no space left (SQLite then says "I/O")."""
+    try:
+        found = os.statvfs(path.parent)
+    except (OSError, AttributeError):  # pragma: no cover - statvfs is POSIX only
+        return False
+    return found.f_bavail == 0
+
+
+def _open_error(path: Path, exc: sqlite3.DatabaseError) -> Exception:
+    """Return the error to raise for ``exc``, met while opening the index at ``path``.
+
+    Only a file that is not a database, or a damaged one, is corrupt (and may be rebuilt). A
+    full disk, a read-only folder or an I/O error says nothing about the file: it is reported
+    as a :class:`StorageError` naming the cause, and the index is left alone. A busy database
+    is re-raised as is (the caller's busy timeout already ran out).
+    """
+    code = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
+    if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+        return exc
+    if code == sqlite3.SQLITE_FULL or (code == sqlite3.SQLITE_IOERR and _disk_full(path)):
+        return StorageError(f"cannot write the index {path}: the disk is full ({exc})")
+    if code in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM):
+        return StorageError(
+            f"cannot open the index {path} for writing ({exc}); is the store read-only?"
+        )
+    if code == sqlite3.SQLITE_IOERR:
+        return StorageError(f"cannot read or write the index {path}: I/O error ({exc})")
+    return IndexCorruptError(f"{path} is not a readable index ({exc}); run `memdir reindex`")
+
+
 class FileStat:
     """What the index remembers of a record file's stat, to notice changes."""
 
@@ -242,7 +275,9 @@ class Index:
 
         Raises:
             IndexFormatError: the index was written by a newer memdir.
-            IndexCorruptError: the file is not a SQLite database.
+            IndexCorruptError: the file is not a SQLite database, or is damaged.
+            StorageError: the disk is full, the folder read-only, or reading failed.
+            sqlite3.OperationalError: another writer held the database past the busy timeout.
         """
         self.store = store
         self.path = path or store / INDEX_NAME
@@ -257,11 +292,15 @@ class Index:
             self.conn.execute("PRAGMA synchronous=NORMAL")
             self._migrate()
         except sqlite3.DatabaseError as exc:
-            if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
-                raise
-            raise IndexCorruptError(
-                f"{self.path} is not a readable index ({exc}); run `memdir reindex`"
-            ) from exc
+            self._close_quietly()
+            raise _open_error(self.path, exc) from exc
+        except BaseException:  # a newer index, a failed backup: nothing is left open
+            self._close_quietly()
+            raise
+
+    def _close_quietly(self) -> None:
+        with contextlib.suppress(AttributeError, sqlite3.Error):
+            self.conn.close()
 
     def _migrate(self) -> None:
         version = self.conn.execute("PRAGMA user_version").fetchone()[0]
@@ -287,18 +326,33 @@ class Index:
 
         The index is derived data, so this is a convenience for diagnosing an upgrade, not the
         safety net: ``memdir reindex`` rebuilds any index from the records and the journal.
+        The copy is made under a temporary name and renamed, so the backup is never half a file;
+        a temporary copy a killed process left is replaced, never mistaken for the index.
+
+        Raises:
+            StorageError: the copy cannot be made (disk full, read-only); the index is unchanged.
         """
         folder = self.store / "state" / "backups"
         target = folder / f"index-v{version}.sqlite"
         if target.exists() or self.path.stat().st_size > BACKUP_MAX_BYTES:
             return  # kept by an earlier, interrupted migration; or too big to be worth a copy
-        folder.mkdir(parents=True, exist_ok=True)
-        copy = sqlite3.connect(folder / f".{target.name}.tmp")
+        tmp = folder / f".{target.name}.tmp"
         try:
-            self.conn.backup(copy)
-        finally:
-            copy.close()
-        (folder / f".{target.name}.tmp").replace(target)
+            folder.mkdir(parents=True, exist_ok=True)
+            for suffix in ("", "-journal", "-wal", "-shm"):  # a copy a killed process left
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(f"{tmp}{suffix}")
+            copy = sqlite3.connect(tmp)
+            try:
+                self.conn.backup(copy)
+            finally:
+                copy.close()
+            tmp.replace(target)
+        except (OSError, sqlite3.Error) as exc:
+            raise StorageError(
+                f"cannot back up the index to {target} before upgrading it ({exc}); "
+                "nothing was changed"
+            ) from exc
 
     def close(self) -> None:
         """Close the connection."""
@@ -312,7 +366,15 @@ class Index:
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
-        """Run the body in one ``BEGIN IMMEDIATE`` transaction; roll back on any exception."""
+        """Run the body in one ``BEGIN IMMEDIATE`` transaction; roll back on any exception.
+
+        Inside an open transaction the body joins it, so a caller can make several steps that
+        each write (``reindex``: empty the tables, scan the records, sync the journal) one
+        transaction: a process killed half-way leaves the index as it was.
+        """
+        if self.conn.in_transaction:
+            yield self.conn  # the outer write commits or rolls back
+            return
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             yield self.conn

@@ -47,7 +47,8 @@ def append_line(path: Path, obj: dict[str, Any]) -> tuple[int, int]:
 
     Raises:
         UsageError: the line is too long.
-        OSError: the folder cannot be written or the disk is full.
+        OSError: the folder cannot be written or the disk is full; nothing, or a torn line
+            that no reader returns, was appended.
     """
     line = encode_line(obj)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -55,15 +56,29 @@ def append_line(path: Path, obj: dict[str, Any]) -> tuple[int, int]:
     try:
         size = os.fstat(fd).st_size
         if size and _last_byte(path, size) != b"\n":
-            os.write(fd, b"\n")
+            _write_all(fd, b"\n")
             size += 1
-        os.write(fd, line)
+        written = os.write(fd, line)
         # With O_APPEND the descriptor's offset ends exactly where our own write ended, even
         # when other processes appended before or after it.
         end = os.lseek(fd, 0, os.SEEK_CUR)
+        if written < len(line):
+            # The disk filled up part-way (a short write): finish the line, or fail with the
+            # disk's error. A line left torn is closed by the next append and never read.
+            _write_all(fd, line[written:])
+            end = os.lseek(fd, 0, os.SEEK_CUR)
+    except OSError as exc:
+        exc.filename = exc.filename or str(path)  # "No space left on device: <the journal>"
+        raise
     finally:
         os.close(fd)
     return end - len(line), len(line)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def _last_byte(path: Path, size: int) -> bytes:

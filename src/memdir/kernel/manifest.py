@@ -142,9 +142,9 @@ def load(store: Path) -> Manifest:
         stat = path.stat()
         key = [stat.st_mtime_ns, stat.st_size]
         cached = json.loads(cache.read_text(encoding="utf-8"))
-        if cached.get("key") == key:
-            return Manifest(**cached["settings"])
-    except (OSError, ValueError, TypeError, AttributeError):
+        if cached.get("key") == key and cached["settings"]["format"] <= FORMAT_VERSION:
+            return Manifest(**cached["settings"])  # a newer format is refused by parse()
+    except (OSError, ValueError, TypeError, AttributeError, KeyError):
         pass
     settings = parse(store)
     try:

@@ -235,9 +235,12 @@ def journal_append(
 
     Raises:
         UsageError: bad ``who``, empty text, or ``at`` not an ISO-8601 time / in the future.
+        IndexFormatError: the store was written by a newer memdir (nothing is written).
     """
+    from memdir.kernel import manifest
     from memdir.kernel.clock import parse_instant
 
+    manifest.load(store)  # a store from a newer memdir is refused before anything is written
     paths.state_dir(store)
     instant = parse_instant(at) if at else None
     return journal_mod.append_turn(store, who, text, session=session, at=instant)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from memdir.kernel import journal, lifecycle
+from memdir.kernel import journal, lifecycle, manifest
 from memdir.kernel.errors import UsageError
 from memdir.kernel.lifecycle import Handle, Written
 from memdir.observe import llm, observer, transcripts
@@ -125,6 +125,7 @@ def bug_fixed(store: Path, record_id: str, *, origin: str, channel: str) -> Writ
 
 def import_transcripts(store: Path, paths: list[Path], source: str) -> transcripts.Imported:
     """Import Claude Code transcripts or Codex rollouts into the journal."""
+    manifest.load(store)  # a store from a newer memdir is refused before anything is written
     return transcripts.import_files(store, paths, source)
 
 

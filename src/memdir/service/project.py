@@ -8,7 +8,7 @@ from typing import Any
 
 from memdir.hosts import HOSTS, get_host
 from memdir.hosts import install as installer
-from memdir.kernel import anatomy, gitio, paths, session
+from memdir.kernel import anatomy, gitio, manifest, paths, session
 from memdir.kernel.errors import MemdirError, NotFoundError
 from memdir.kernel.hookio import CANONICAL_EVENTS
 from memdir.kernel.lock import store_lock
@@ -29,6 +29,7 @@ def scan(store: Path) -> anatomy.Scan:
     Raises:
         LockTimeoutError: another writer held the store.
     """
+    manifest.load(store)  # a store from a newer memdir is refused before anything is written
     project = project_root(store)
     result = anatomy.scan(project)
     data = {
@@ -135,6 +136,7 @@ def sync(store: Path, *, logs_only: bool = False) -> Synced:
         GitError: git failed.
         LockTimeoutError: another writer held the store.
     """
+    manifest.load(store)  # a store from a newer memdir is refused before anything is written
     folders = ["journal", "actions", anatomy.ANATOMY_JSON, anatomy.ANATOMY_MD]
     if not logs_only:
         folders.append("records")

@@ -2,9 +2,10 @@
 
 Read-mostly. It repairs only what is safe and mechanical: it finishes a logical write a
 killed process left half-done (:func:`memdir.kernel.txn.recover`), removes stale dot-prefixed
-temporary files, and brings the index up to date. Everything else is reported with the
-command that fixes it: quarantined files (by name, never moved or rewritten), duplicated keys,
-dangling links, broken supersession chains, uncommitted hand edits, hook errors, lock state.
+temporary files and the git lock files a killed git left, and brings the index up to date.
+Everything else is reported with the command that fixes it: quarantined files (by name, never
+moved or rewritten), duplicated keys, dangling links, broken supersession chains, uncommitted
+hand edits, hook errors, lock state.
 """
 
 from __future__ import annotations
@@ -265,6 +266,15 @@ def check(store: Path) -> Report:
     try:
         handle = Handle(store, index, settings, read=tolerant_reader(settings.scope))
         with store_lock(store, "health", handle.lock_timeout_seconds):
+            for path in gitio.remove_stale_locks(store):
+                report.findings.append(
+                    Finding(
+                        "info",
+                        "stale_git_lock_removed",
+                        "removed a git lock file left by a git process that was killed",
+                        path,
+                    )
+                )
             if txn.recover(store, index):
                 report.findings.append(
                     Finding(

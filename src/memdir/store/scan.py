@@ -170,6 +170,8 @@ def reindex(store: Path) -> ScanReport:
             _remove_index_files(store)
             index = Index(store)
         try:
+            # One transaction: a reindex killed at any instant leaves the old index whole, and
+            # readers that never scan (hooks) never see it empty.
             with index.write() as conn:
                 for table in (
                     "records_fts",
@@ -179,12 +181,13 @@ def reindex(store: Path) -> ScanReport:
                     "turns_fts",
                     "turns",
                     "journal_files",
+                    "turn_df",
                 ):
                     conn.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
                 conn.execute("UPDATE fts_stats SET docs = 0, tokens = 0")
-            handle = Handle(store, index, settings, read=tolerant_reader(settings.scope))
-            report = scan_records(handle)
-            turns = journal.sync_journal(index, store)
+                handle = Handle(store, index, settings, read=tolerant_reader(settings.scope))
+                report = scan_records(handle)
+                turns = journal.sync_journal(index, store)
         finally:
             index.close()
     return ScanReport(report.indexed, report.removed, report.quarantined, turns)

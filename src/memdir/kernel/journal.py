@@ -200,7 +200,6 @@ def _drop_file(index: Index, name: str) -> None:
     conn.execute("DELETE FROM turn_df WHERE rows <= 0")  # no trace of erased words (purge)
 
 
-
 def _recent(index: Index, cache: dict[str, _Recent], session: str) -> _Recent:
     from memdir.kernel.text import index_text
 

@@ -13,18 +13,8 @@ from memdir.kernel.index import LATEST_VERSION, Index
 from memdir.kernel.text import index_text, month_words, terms
 
 WORDS = [
-    "deploy",
-    "cache",
-    "kafka",
-    "postgres",
-    "retry",
-    "budget",
-    "lint",
-    "wheel",
-    "vendor",
-    "pager",
-    "spring",
-    "march",
+    *("deploy", "cache", "kafka", "postgres", "retry", "budget"),
+    *("lint", "wheel", "vendor", "pager", "spring", "march"),
 ]
 
 

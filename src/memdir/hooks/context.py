@@ -18,6 +18,8 @@ from memdir.kernel.redact import is_secret_path
 
 TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from memdir.kernel.index import Index
     from memdir.kernel.lifecycle import Handle
     from memdir.kernel.manifest import Manifest
@@ -75,13 +77,28 @@ def _rebuild_in_background(store: Path) -> None:
 class Context:
     """One hook invocation's view of the store (SQLite and the lifecycle load on first use)."""
 
-    def __init__(self, store: Path, project: Path, deadline: float) -> None:
+    def __init__(
+        self,
+        store: Path,
+        project: Path,
+        deadline: float,
+        kept: Callable[[], None] | None = None,
+    ) -> None:
         self.store = store
         self.project = project
         self.deadline = deadline  # time.monotonic() value past which the hook gives up
+        self._kept = kept
         self._index: Index | None = None
         self._manifest: Manifest | None = None
         self.cold = False  # set when the index is opened: see :attr:`index`
+
+    def kept(self) -> None:
+        """Say that the event's must-keep row (journal turn, action row) is written.
+
+        Until then the watchdog does not end an overrun hook (see ``memdir.hooks.dispatch``).
+        """
+        if self._kept is not None:
+            self._kept()
 
     def remaining(self) -> float:
         """Return the seconds left before the deadline (at least a token wait)."""
@@ -130,7 +147,7 @@ class Context:
                 "the memory index is being rebuilt from the records; say it again in a "
                 "moment (this prompt is kept in the journal)"
             )
-        return Handle(self.store, index, self.settings, None, self.remaining())
+        return Handle(self.store, index, self.settings, None, self.remaining(), lock_queue=False)
 
     def relative(self, path: str) -> str | None:
         """Return ``path`` relative to the project, or ``None`` when it must not be recorded.

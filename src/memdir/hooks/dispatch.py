@@ -5,6 +5,13 @@ empty or exactly one JSON object; failures go to ``state/hook-errors.log`` (and 
 health``), never to the host. Each event has a time budget well under the host's timeout; a
 watchdog timer ends a handler that overruns it, silently (fail open).
 
+The watchdog never cuts a write in half and never drops what must be kept: it first waits (up
+to :data:`KEEP_GRACE_SECONDS`) for the event's journal turn or action row, which the handler
+appends first without any lock (:meth:`Context.kept`), then for every lock this process holds to
+be released (a record write and its ``git commit`` finish), and never stops the process while
+it writes its answer. On a starved machine a hook may be slow to *start* its work; it must
+still never lose the row.
+
 A hook started by another memdir hook (an agent CLI run from a hook, say) does nothing: the
 environment variable :data:`GUARD` marks memdir's own children (case B18).
 
@@ -23,12 +30,18 @@ from pathlib import Path
 from memdir.hooks.context import Context
 from memdir.hooks.payload import HookResult, normalise, render
 from memdir.kernel import hookio, paths
+from memdir.kernel.lock import quiesce
 
 GUARD = "MEMDIR_IN_HOOK"
 DEFAULT_BUDGET_SECONDS = 2.0
 """Well under the 10 s timeout memdir installs, and under Claude Code's UserPromptSubmit 30 s."""
 BUDGET_SECONDS = {"SessionEnd": 1.0, "PreToolUse": 1.5}
 """SessionEnd hooks share Claude Code's 1.5 s end-of-session budget; PreToolUse delays a tool."""
+KEEPS = frozenset({"UserPromptSubmit", "PostToolUse", "Stop"})
+"""Events that append a row that must never be lost (journal turn, action row)."""
+KEEP_GRACE_SECONDS = 4.0
+"""How long an overrun hook still waits for its row and its locks: the watchdog fires at 1.5 x
+the budget (3 s), so a hook ends within 7 s, under the 10 s timeout memdir installs."""
 
 HANDLERS: dict[str, str] = {
     "SessionStart": "memdir.hooks.session_start",
@@ -44,13 +57,24 @@ HANDLERS: dict[str, str] = {
 """Canonical event → module with ``handle(event, ctx) -> HookResult | None``, imported lazily."""
 
 
-def _watchdog(store: Path | None, event: str, budget: float) -> None:
-    """End a hook that overran its budget: log it and exit 0 with nothing on stdout.
+class _Stop:
+    """What the watchdog waits for before it ends the process (see the module docstring)."""
 
-    Every file memdir writes is replaced atomically and every lock is released by the operating
-    system, so stopping at any instant leaves nothing half-done.
-    """
-    paths.log_hook_error(store, event, f"gave up after the {budget:g} s budget (fail open)")
+    def __init__(self) -> None:
+        self.kept = threading.Event()  # set once the must-keep row is written (or there is none)
+        self.output = threading.Lock()  # held while the answer is written to stdout
+        self.store: Path | None = None
+
+
+def _watchdog(stop: _Stop, event: str, budget: float) -> None:
+    """End a hook that overran its budget: log it and exit 0 with nothing on stdout."""
+    started = time.monotonic()
+    kept = stop.kept.wait(KEEP_GRACE_SECONDS)
+    quiesce(max(KEEP_GRACE_SECONDS - (time.monotonic() - started), 0.0))
+    stop.output.acquire()
+    note = "" if kept else f"; {paths.HOOK_ROW_LATE}"
+    text = f"{paths.HOOK_GAVE_UP} {budget:g} s budget (fail open){note}"
+    paths.log_hook_error(stop.store, event, text)
     os._exit(0)
 
 
@@ -88,36 +112,42 @@ def run(argv: list[str]) -> int:
     budget = BUDGET_SECONDS.get(event_arg, DEFAULT_BUDGET_SECONDS)
     deadline = time.monotonic() + budget
     store: Path | None = None
-    timer = threading.Timer(budget * 1.5, lambda: _watchdog(store, event_arg, budget))
+    stop = _Stop()
+    timer = threading.Timer(budget * 1.5, _watchdog, (stop, event_arg, budget))
     timer.daemon = True
     timer.start()
     try:
         payload, problem = hookio.read_payload(sys.stdin.buffer)
         event = normalise(host, event_arg, payload)
-        store = _find_store(event.cwd)
+        store = stop.store = _find_store(event.cwd)
         if problem:
             paths.log_hook_error(store, event_arg or "?", f"ignored input: {problem}")
             return 0
         if store is None or not event.name or event.name not in HANDLERS:
             return 0  # not a memdir project, or an event memdir does not handle: stay silent
+        if event.name not in KEEPS:
+            stop.kept.set()
         project = (
             store.parent if store.name == paths.STORE_DIRNAME else Path(event.cwd or os.getcwd())
         )
-        context = Context(store, project, deadline)
+        context = Context(store, project, deadline, kept=stop.kept.set)
         try:
             context.settings  # noqa: B018 - a store from a newer memdir is refused before any write
             result: HookResult | None = importlib.import_module(HANDLERS[event.name]).handle(
                 event, context
             )
         finally:
+            stop.kept.set()
             context.close()
         response = render(host, event, result) if result is not None else None
         if response is not None:
-            hookio.write_response(1, response)
+            with stop.output:
+                hookio.write_response(1, response)
     except Exception:  # noqa: BLE001 - the fail-open boundary: a hook never breaks its host
         import traceback
 
         paths.log_hook_error(store, event_arg, traceback.format_exc())
     finally:
+        stop.kept.set()
         timer.cancel()
     return 0

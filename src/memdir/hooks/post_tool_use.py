@@ -74,7 +74,7 @@ def _update_anatomy(context: Context, paths: list[str]) -> None:
 
     spool = state_dir(context.store) / SPOOL
     try:
-        with store_lock(context.store, "anatomy", context.remaining() / 2):
+        with store_lock(context.store, "anatomy", context.remaining() / 2, queue=False):
             pending = [
                 *(line.value.get("path") for line in jsonl.read_tail(spool, 0).lines if line.value),
                 *paths,
@@ -101,6 +101,7 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
     row = action_row(event, rel)
     if row is not None:
         jsonl.append_line(context.store / "actions" / f"{row['at'][:10]}.jsonl", row)
+    context.kept()
     belief = bool(
         (event.tool == "Bash" and _BELIEF_COMMAND.search(str(event.tool_input.get("command", ""))))
         or _BELIEF_TOOL.match(event.tool)

@@ -63,6 +63,7 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         citation = f"{ref.file}:{ref.offset}-{ref.offset + ref.length}"
     except MemdirError:
         pass  # a prompt that is empty once private spans are dropped is not journaled
+    context.kept()
     notes, stored = _store_requests(event, context, citation)
     with session.editing(context.store, event.session, context.remaining()) as state:
         state["prompts"] += 1

@@ -32,6 +32,7 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
             journal.append_turn(
                 context.store, "assistant", event.last_message, session=event.session
             )
+    context.kept()
     with session.editing(context.store, event.session, context.remaining()) as state:
         written = state["written"]
         if written and not state["beliefs"] and not state["reminded"]:

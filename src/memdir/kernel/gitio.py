@@ -321,6 +321,18 @@ def maintain(store: Path) -> bool:
     return True
 
 
+def changed_since_head(store: Path, paths: list[str]) -> bool:
+    """Return whether any of ``paths`` differs from the last commit (or there is none yet).
+
+    Raises:
+        GitError: git is missing or failed.
+    """
+    if run_git(store, "rev-parse", "--verify", "-q", "HEAD", check=False).returncode != 0:
+        return True
+    out = run_git(store, "status", "--porcelain", "-z", "--untracked-files=all", "--", *paths)
+    return bool(out.stdout.strip(b"\0"))
+
+
 def dirty_paths(store: Path, under: str = "records") -> list[str]:
     """Return paths under ``under`` that differ from the last commit (hand edits, crashes)."""
     out = run_git(

@@ -71,6 +71,7 @@ class Handle:
     manifest: Manifest
     read: Reader | None = None
     lock_timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+    lock_queue: bool = True  # wait while the lock keeps changing hands (False: hooks' budget)
 
 
 @dataclass(frozen=True, slots=True)
@@ -306,7 +307,7 @@ def remember(
         raise UsageError(f"a new record is active or candidate, not {status!r}")
     if importance is not None:
         _check_importance(importance)
-    with store_lock(handle.store, "remember", handle.lock_timeout_seconds):
+    with store_lock(handle.store, "remember", handle.lock_timeout_seconds, queue=handle.lock_queue):
         txn.recover(handle.store, handle.index)
         for link in link_list:
             if handle.index.get_path(link) is None:
@@ -433,7 +434,7 @@ def correct(
     check_origin(origin)
     text = clean_text(text)
     check_text(text + "\n" + (reason or ""))
-    with store_lock(handle.store, "correct", handle.lock_timeout_seconds):
+    with store_lock(handle.store, "correct", handle.lock_timeout_seconds, queue=handle.lock_queue):
         txn.recover(handle.store, handle.index)
         old, rel = load(handle, record_id)
         if old.status not in ("active", "candidate"):
@@ -498,7 +499,7 @@ def update(
         raise UsageError("update cannot change a record's id or status")
     text_values = [v for v in fields.values() if isinstance(v, str)]
     check_text("\n".join(text_values))
-    with store_lock(handle.store, op, handle.lock_timeout_seconds):
+    with store_lock(handle.store, op, handle.lock_timeout_seconds, queue=handle.lock_queue):
         txn.recover(handle.store, handle.index)
         old, rel = load(handle, record_id)
         try:
@@ -536,7 +537,7 @@ def set_status(
     """
     if reason:
         check_text(reason)
-    with store_lock(handle.store, op, handle.lock_timeout_seconds):
+    with store_lock(handle.store, op, handle.lock_timeout_seconds, queue=handle.lock_queue):
         txn.recover(handle.store, handle.index)
         old, rel = load(handle, record_id)
         if old.status == status:

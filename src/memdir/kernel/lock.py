@@ -2,8 +2,15 @@
 
 An exclusive ``flock`` (``msvcrt.locking`` on Windows) on ``state/lock``. The operating system
 releases it when the holder exits, killed or not, so a dead process never leaves a stale lock.
-The holder writes its pid and purpose into the file for ``memdir health``. Waiting is a poll
-with a short back-off until a deadline, then :class:`LockTimeoutError`.
+The holder writes its pid, purpose and a nonce into the file for ``memdir health``. Waiting is a
+poll with a short back-off until a deadline, then :class:`LockTimeoutError`. A CLI writer waits
+in a *queue*: its deadline restarts whenever the lock changes hands, so two hundred writers that
+keep the lock moving never time out, however slow the machine; only a holder that keeps the lock
+for the whole timeout does. Hooks pass ``queue=False``: their wait is bounded by their budget.
+
+:func:`quiesce` lets a process that is about to end abruptly (the hook watchdog) wait until it
+holds no lock, so it never stops in the middle of a write made under one (a ``git commit`` child
+left running would hold ``.git/index.lock`` against the next writer).
 
 Imports: standard library only.
 """
@@ -23,7 +30,8 @@ from memdir.kernel.paths import state_dir
 
 LOCK_NAME = "lock"
 DEFAULT_TIMEOUT_SECONDS = 60.0
-"""CLI writers wait this long; two hundred queued writers at ~25 ms each fit well inside it."""
+"""CLI writers give up when one holder keeps the lock this long (the wait restarts while the
+lock changes hands)."""
 
 _POLL_START_SECONDS = 0.002
 _POLL_MAX_SECONDS = 0.05
@@ -69,7 +77,11 @@ class LockState:
 
 @contextmanager
 def store_lock(
-    store: Path, purpose: str = "write", timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+    store: Path,
+    purpose: str = "write",
+    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
+    *,
+    queue: bool = True,
 ) -> Iterator[None]:
     """Hold the store's exclusive lock for the ``with`` body.
 
@@ -79,20 +91,26 @@ def store_lock(
     Args:
         store: The store folder.
         purpose: A word for ``health`` ("remember", "reindex", …).
-        timeout_seconds: Longest wait for another holder, in seconds.
+        timeout_seconds: Longest wait for one holder, in seconds.
+        queue: Restart the wait whenever the lock changes hands (see the module docstring);
+            ``False`` makes ``timeout_seconds`` the longest wait in all.
 
     Raises:
-        LockTimeoutError: another process held the lock for the whole wait; the message
-            names it.
+        LockTimeoutError: one holder kept the lock for the whole wait (with ``queue=False``:
+            the lock was not free in time); the message names the holder.
         OSError: the state folder cannot be created or opened.
     """
     key = str(store.resolve())
+    path = state_dir(store) / LOCK_NAME
     with _GUARD:
         local = _LOCAL.setdefault(key, _Reentrant())
-    if not local.rlock.acquire(timeout=timeout_seconds):
-        raise LockTimeoutError(
-            f"the store lock is held by another thread for {timeout_seconds:g} s"
-        )
+    wait = _Wait(path, timeout_seconds, queue)
+    while not local.rlock.acquire(timeout=wait.left()):
+        if wait.over():
+            raise LockTimeoutError(
+                f"the store lock is held by another thread ({_read_holder(path) or 'unknown'}) "
+                f"for more than {timeout_seconds:g} s"
+            )
     try:
         if local.depth:
             local.depth += 1  # this thread already holds the file lock: nest without re-locking
@@ -103,7 +121,8 @@ def store_lock(
             return
         local.depth = 1
         try:
-            with file_lock(state_dir(store) / LOCK_NAME, purpose, timeout_seconds):
+            budget = timeout_seconds if queue else wait.left()
+            with file_lock(path, purpose, budget, queue=queue):
                 yield
         finally:
             local.depth = 0
@@ -121,12 +140,88 @@ _GUARD = threading.Lock()
 _LOCAL: dict[str, _Reentrant] = {}
 
 
+class _Wait:
+    """A deadline for one lock wait; with ``queue``, it restarts when the lock changes hands."""
+
+    __slots__ = ("deadline", "path", "queue", "seen", "timeout")
+
+    def __init__(self, path: Path, timeout_seconds: float, queue: bool) -> None:
+        self.path = path
+        self.timeout = timeout_seconds
+        self.queue = queue
+        self.deadline = time.monotonic() + timeout_seconds
+        self.seen = _read_line(path) if queue else ""
+
+    def left(self) -> float:
+        """Seconds until the deadline (0 when it has passed)."""
+        return max(self.deadline - time.monotonic(), 0.0)
+
+    def over(self) -> bool:
+        """Whether to give up: the deadline passed and (with ``queue``) the holder is the same.
+
+        Every holder writes a fresh nonce, so a changed line means the lock changed hands.
+        """
+        now = time.monotonic()
+        if now < self.deadline:
+            return False
+        if self.queue:
+            line = _read_line(self.path)
+            if line != self.seen:
+                self.seen = line
+                self.deadline = now + self.timeout
+                return False
+        return True
+
+
+_HELD = threading.Condition()
+_held = 0  # file locks this process holds right now
+_frozen = False  # quiesce() ran: no thread of this process may take a lock again
+
+
+def quiesce(timeout_seconds: float) -> bool:
+    """Wait until this process holds no lock, then stop its threads from taking another.
+
+    For a process about to end abruptly (the hook watchdog calls it before ``os._exit``), so it
+    never stops in the middle of a write made under a lock. A thread that asks for a lock
+    afterwards waits for good.
+
+    Returns:
+        Whether every lock was released in time.
+    """
+    global _frozen
+    with _HELD:
+        released = _HELD.wait_for(lambda: _held == 0, timeout_seconds)
+        _frozen = True
+        return released
+
+
+def _try_take(fd: int) -> bool:
+    global _held
+    with _HELD:
+        while _frozen:
+            _HELD.wait()
+        if not _try_lock(fd):
+            return False
+        _held += 1
+        return True
+
+
+def _release(fd: int) -> None:
+    global _held
+    with _HELD:
+        _unlock(fd)
+        _held -= 1
+        _HELD.notify_all()
+
+
 @contextmanager
-def file_lock(path: Path, purpose: str, timeout_seconds: float) -> Iterator[None]:
+def file_lock(
+    path: Path, purpose: str, timeout_seconds: float, *, queue: bool = False
+) -> Iterator[None]:
     """Hold an exclusive lock on ``path`` (created if missing) for the ``with`` body.
 
     Not re-entrant: for the store use :func:`store_lock`; this serves smaller locks such as
-    one session's state file.
+    one session's state file. ``queue`` is :func:`store_lock`'s.
 
     Raises:
         LockTimeoutError: another process held it for the whole wait.
@@ -136,10 +231,10 @@ def file_lock(path: Path, purpose: str, timeout_seconds: float) -> Iterator[None
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
 
     try:
-        deadline = time.monotonic() + timeout_seconds
+        wait = _Wait(path, timeout_seconds, queue)
         pause = _POLL_START_SECONDS
-        while not _try_lock(fd):
-            if time.monotonic() >= deadline:
+        while not _try_take(fd):
+            if wait.over():
                 holder = _read_holder(path)
                 raise LockTimeoutError(
                     f"the lock {path} is held by another process ({holder or 'unknown'}) "
@@ -150,19 +245,24 @@ def file_lock(path: Path, purpose: str, timeout_seconds: float) -> Iterator[None
         try:
             os.ftruncate(fd, 0)
             os.lseek(fd, 0, os.SEEK_SET)
-            os.write(fd, f"{os.getpid()} {purpose}\n".encode())
+            os.write(fd, f"{os.getpid()} {purpose} #{time.time_ns()}\n".encode())
             yield
         finally:
-            _unlock(fd)
+            _release(fd)
     finally:
         os.close(fd)
 
 
-def _read_holder(path: Path) -> str:
+def _read_line(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8", errors="replace").strip()
     except OSError:
         return ""
+
+
+def _read_holder(path: Path) -> str:
+    """The holder as people read it: ``"<pid> <purpose>"`` (the nonce left out)."""
+    return _read_line(path).split(" #", 1)[0]
 
 
 def inspect_lock(store: Path) -> LockState:

@@ -30,6 +30,11 @@ STATE_DIRNAME = "state"
 HOOK_ERROR_LOG = "hook-errors.log"
 HOOK_ERROR_LOG_MAX_BYTES = 1024 * 1024
 """Past this size the hook error log keeps its newest half: a broken hook cannot fill a disk."""
+HOOK_GAVE_UP = "gave up after the"
+"""How the log entry of a hook that overran its time budget begins. It failed open by design
+and kept its row, so ``memdir health`` reports it as information, not as a failure."""
+HOOK_ROW_LATE = "its row was not written in time"
+"""Added to a give-up entry when the event's journal turn or action row was not written."""
 
 
 def is_store(path: Path) -> bool:

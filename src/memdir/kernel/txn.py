@@ -5,8 +5,14 @@ read-modify-write. :func:`apply` first writes an *intent* (``state/intent.json``
 new content and the commit message), then replaces the files atomically, commits, updates the
 index and removes the intent. A process killed at any instant leaves either no intent (nothing
 changed, or everything did) or an intent that :func:`recover` replays on the next write or
-``memdir health``: writing the same bytes again and committing is idempotent. So a multi-file
-change such as a correction (new record + superseded old one) is never half-applied.
+``memdir health``: writing the same bytes again is idempotent, and a replay whose files are
+already committed makes no second commit. So a multi-file change such as a correction (new
+record + superseded old one) is never half-applied, and is always exactly one commit.
+
+Once the commit is made the write is complete: the index is derived data, so an index that
+stays busy past the connection's timeout (another process scanning, a long ``PRAGMA
+integrity_check``) does not fail the write. The index then misses the change until the next
+stat scan (any CLI command, MCP call or ``memdir health``) re-reads the files (case B15).
 
 Imports: standard library only.
 """
@@ -15,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,7 +81,14 @@ def apply(store: Path, index: Index, changes: list[Change], message: str) -> Non
     _replay(store, index, texts, message)
 
 
-def _replay(store: Path, index: Index, texts: dict[str, str | None], message: str) -> None:
+def _replay(
+    store: Path,
+    index: Index,
+    texts: dict[str, str | None],
+    message: str,
+    *,
+    recovering: bool = False,
+) -> None:
     for rel, text in texts.items():
         target = store / rel
         if text is None:
@@ -83,8 +97,12 @@ def _replay(store: Path, index: Index, texts: dict[str, str | None], message: st
                 fsync_dir(target.parent)
         else:
             write_atomic(target, text.encode("utf-8"))
-    gitio.commit(store, list(texts), message)
-    _reindex(store, index, texts)
+    if not recovering or gitio.changed_since_head(store, list(texts)):
+        gitio.commit(store, list(texts), message)
+    # else: the interrupted process had committed; a second, empty commit would say nothing
+    with contextlib.suppress(sqlite3.OperationalError):
+        # Busy past the timeout: the next stat scan indexes these files (module docstring).
+        _reindex(store, index, texts)
     with contextlib.suppress(FileNotFoundError):
         _intent_path(store).unlink()
 
@@ -125,5 +143,5 @@ def recover(store: Path, index: Index) -> bool:
         # name, never acted on, so a planted intent cannot write outside the store.
         path.replace(path.with_name(REFUSED_INTENT_NAME))
         return False
-    _replay(store, index, texts, message + "\n\n(completed after an interruption)")
+    _replay(store, index, texts, message + "\n\n(completed after an interruption)", recovering=True)
     return True

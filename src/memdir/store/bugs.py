@@ -17,8 +17,8 @@ from typing import Any
 from memdir.kernel import lifecycle
 from memdir.kernel.clock import now_iso
 from memdir.kernel.errors import NotFoundError, UsageError
-from memdir.kernel.index import doc_record
 from memdir.kernel.lifecycle import Handle, Written
+from memdir.kernel.lock import store_lock
 from memdir.kernel.recall import recall
 from memdir.kernel.redact import is_secret_path, redact
 from memdir.kernel.text import truncate
@@ -40,8 +40,12 @@ def signature(error: str) -> str:
 
 
 def _extra(doc: dict[str, Any]) -> dict[str, Any]:
+    return _decode(doc.get("extra", []))
+
+
+def _decode(pairs: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for key, raw in doc.get("extra", []):
+    for key, raw in pairs:
         try:
             out[key] = json.loads(raw)
         except ValueError:
@@ -76,10 +80,17 @@ def log(
             raise UsageError("--file names a secret file; its name is not recorded")
     error, fix, file = redact(error), redact(fix), redact(file) if file else None
     sig = signature(error)
-    for hit in recall(handle.index, sig, limit=10, kinds=("bug",)).hits:
-        extra = _extra(hit.doc)
-        if extra.get("signature") == sig and "fixed" not in hit.doc.get("tags", []):
-            record = doc_record(hit.doc)
+    # Finding the open bug and bumping it is one read-modify-write under the store lock, and
+    # the count is read from the file, not the index: two reports of one bug at once (parallel
+    # tool calls) both count (case B13).
+    with store_lock(handle.store, "bug", handle.lock_timeout_seconds, queue=handle.lock_queue):
+        for hit in recall(handle.index, sig, limit=10, kinds=("bug",)).hits:
+            if _decode(hit.doc.get("extra", [])).get("signature") != sig:
+                continue
+            record, _ = lifecycle.load(handle, hit.doc["id"])
+            extra = _decode(record.extra)
+            if extra.get("signature") != sig or "fixed" in record.tags:
+                continue
             extra.update(occurrences=int(extra.get("occurrences", 1)) + 1, last_seen=now_iso())
             body = (
                 record.body
@@ -89,21 +100,23 @@ def log(
             return lifecycle.update(
                 handle, record.id, op="bug", reason="seen again", extra=_raw(extra), body=body
             )
-    text = truncate(" ".join(error.split()), 200)
-    body = f"Error: {error.strip()}\n\nFix: {fix.strip()}\n" + (f"\nFile: {file}\n" if file else "")
-    extra = {"signature": sig, "occurrences": 1, "last_seen": now_iso()}
-    if file:
-        extra["file"] = file
-    return lifecycle.remember(
-        handle,
-        text,
-        kind="bug",
-        origin=origin,
-        channel=channel,
-        body=body,
-        tags=("open",),
-        extra=_raw(extra),
-    )
+        text = truncate(" ".join(error.split()), 200)
+        body = f"Error: {error.strip()}\n\nFix: {fix.strip()}\n" + (
+            f"\nFile: {file}\n" if file else ""
+        )
+        extra = {"signature": sig, "occurrences": 1, "last_seen": now_iso()}
+        if file:
+            extra["file"] = file
+        return lifecycle.remember(
+            handle,
+            text,
+            kind="bug",
+            origin=origin,
+            channel=channel,
+            body=body,
+            tags=("open",),
+            extra=_raw(extra),
+        )
 
 
 def search(handle: Handle, query: str, limit: int = 10) -> list[dict[str, Any]]:

@@ -95,7 +95,7 @@ def import_lines(handle: Handle, lines: Iterable[str]) -> BulkImported:
     batch: list[Any] = []
     batch_ids: set[str] = set()
     written: list[str] = []
-    with store_lock(handle.store, "import", handle.lock_timeout_seconds):
+    with store_lock(handle.store, "import", handle.lock_timeout_seconds, queue=handle.lock_queue):
         txn.recover(handle.store, handle.index)
         for number, line in enumerate(lines, 1):
             if not line.strip():

@@ -5,12 +5,14 @@ killed process left half-done (:func:`memdir.kernel.txn.recover`), removes stale
 temporary files and the git lock files a killed git left, and brings the index up to date.
 Everything else is reported with the command that fixes it: quarantined files (by name, never
 moved or rewritten), duplicated keys, dangling links, broken supersession chains, uncommitted
-hand edits, hook errors, lock state.
+hand edits, journal and action-log lines that are not whole JSON objects (by file and line;
+readers skip them, case B13), hook errors, lock state.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import time
 from dataclasses import dataclass, field
@@ -22,7 +24,7 @@ from memdir.kernel.atomic import TEMP_SUFFIX
 from memdir.kernel.errors import GitError, MemdirError
 from memdir.kernel.lifecycle import Handle
 from memdir.kernel.lock import inspect_lock, store_lock
-from memdir.kernel.paths import HOOK_ERROR_LOG, STATE_DIRNAME
+from memdir.kernel.paths import HOOK_ERROR_LOG, HOOK_GAVE_UP, HOOK_ROW_LATE, STATE_DIRNAME
 from memdir.store.scan import open_index, scan_records, tolerant_reader
 
 STALE_TEMP_SECONDS = 60.0
@@ -209,6 +211,47 @@ def _git_findings(handle: Handle, report: Report) -> None:
         )
 
 
+LOG_FOLDERS = ("journal", "actions")
+LISTED_LINES = 5
+
+
+def _log_findings(store: Path, report: Report) -> None:
+    """Report every complete line of the JSONL logs that is not a JSON object.
+
+    Such a line is a write cut off by a crash or a full disk, or a hand edit; every reader skips
+    it, and the next append starts on a fresh line. The unterminated tail of a file is left
+    alone: a writer may be appending it right now.
+    """
+    for folder in LOG_FOLDERS:
+        for path in sorted((store / folder).glob("*.jsonl")):
+            bad: list[int] = []
+            with contextlib.suppress(OSError), path.open("rb") as fh:
+                for number, line in enumerate(fh, 1):
+                    if not line.endswith(b"\n") or not line.strip():
+                        continue
+                    try:
+                        whole = isinstance(json.loads(line), dict)
+                    except ValueError:
+                        whole = False
+                    if not whole:
+                        bad.append(number)
+            if bad:
+                listed = ", ".join(str(n) for n in bad[:LISTED_LINES])
+                more = " …" if len(bad) > LISTED_LINES else ""
+                report.findings.append(
+                    Finding(
+                        "warning",
+                        "unreadable_line",
+                        f"{len(bad)} line(s) are not whole JSON objects (line {listed}{more}): "
+                        "a write cut off by a crash or a full disk, or a hand edit; they are "
+                        "skipped, and the other lines are read",
+                        path.relative_to(store).as_posix(),
+                        "nothing to do if the lost entry does not matter; the file is append-only "
+                        "evidence, so memdir never rewrites it",
+                    )
+                )
+
+
 def _state_findings(store: Path, report: Report) -> None:
     lock = inspect_lock(store)
     if lock.held:
@@ -217,16 +260,31 @@ def _state_findings(store: Path, report: Report) -> None:
         )
     log = store / STATE_DIRNAME / HOOK_ERROR_LOG
     if log.exists() and log.stat().st_size:
-        entries = log.read_text(encoding="utf-8", errors="replace").count("\n--- ") + 1
-        report.findings.append(
-            Finding(
-                "warning",
-                "hook_errors",
-                f"{entries} hook failure(s) logged",
-                log.relative_to(store).as_posix(),
-                "read the log, then delete it",
+        text = log.read_text(encoding="utf-8", errors="replace")
+        entries = [e.partition("\n")[2] for e in ("\n" + text).split("\n--- ")[1:]]
+        slow = [e for e in entries if e.startswith(HOOK_GAVE_UP) and HOOK_ROW_LATE not in e]
+        failed = len(entries) - len(slow)
+        where = log.relative_to(store).as_posix()
+        if failed or not entries:
+            report.findings.append(
+                Finding(
+                    "warning",
+                    "hook_errors",
+                    f"{failed or 1} hook failure(s) logged",
+                    where,
+                    "read the log, then delete it",
+                )
             )
-        )
+        if slow:
+            report.findings.append(
+                Finding(
+                    "info",
+                    "hook_timeouts",
+                    f"{len(slow)} hook(s) ran out of their time budget and failed open, keeping "
+                    "their journal and action rows (a busy machine, or a slow disk)",
+                    where,
+                )
+            )
     refused = store / STATE_DIRNAME / txn.REFUSED_INTENT_NAME
     if refused.exists():
         report.findings.append(
@@ -265,7 +323,7 @@ def check(store: Path) -> Report:
     index = open_index(store)
     try:
         handle = Handle(store, index, settings, read=tolerant_reader(settings.scope))
-        with store_lock(store, "health", handle.lock_timeout_seconds):
+        with store_lock(store, "health", handle.lock_timeout_seconds, queue=handle.lock_queue):
             for path in gitio.remove_stale_locks(store):
                 report.findings.append(
                     Finding(
@@ -298,6 +356,7 @@ def check(store: Path) -> Report:
         _symlink_findings(store, report)
         _link_findings(handle, report)
         _git_findings(handle, report)
+        _log_findings(store, report)
         _state_findings(store, report)
         report.counts = index.count_by("status")
     finally:

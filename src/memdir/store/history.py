@@ -117,7 +117,7 @@ def rollback(handle: Handle, rev: str, *, yes: bool) -> RolledBack:
     """
     if not yes:
         raise UsageError("rollback changes what memory holds; pass --yes to confirm")
-    with store_lock(handle.store, "rollback", handle.lock_timeout_seconds):
+    with store_lock(handle.store, "rollback", handle.lock_timeout_seconds, queue=handle.lock_queue):
         txn.recover(handle.store, handle.index)
         full = gitio.resolve_commit(handle.store, rev)
         parents = gitio.run_git(handle.store, "rev-list", "--parents", "-n1", full).stdout.split()

@@ -198,7 +198,7 @@ def purge(handle: Handle, record_id: str, *, yes: bool) -> Erasure:
             "purge erases text from history and cannot be undone; pass --yes to confirm"
         )
     store = handle.store
-    with store_lock(store, "purge", handle.lock_timeout_seconds):
+    with store_lock(store, "purge", handle.lock_timeout_seconds, queue=handle.lock_queue):
         txn.recover(store, handle.index)
         record, rel = load(handle, record_id)
         needle = _Needle(record.text, record.id)

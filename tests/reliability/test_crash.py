@@ -148,8 +148,10 @@ REMEMBER_POINTS = [
     "fsync#3",  # the record's temporary file written, not yet renamed into place
     "write:record#1@torn",
     "replace:record#1@after",  # the record file in place, not in git
-    "git:add#1@after",  # staged, not committed
-    "git:commit#1@after",  # committed, not indexed
+    "git:update-index#1@after",  # staged, not committed
+    "git:write-tree#1@after",  # the tree written, no commit yet
+    "git:commit-tree#1@after",  # the commit made, HEAD not yet moved to it
+    "git:update-ref#1@after",  # committed, not indexed
     "sqlite:commit#1@after",  # indexed, the intent not yet removed
     "unlink:intent#1@after",  # all done, but the id was never printed
 ]
@@ -181,7 +183,8 @@ CORRECT_POINTS = [
     "replace:record#1@after",  # the new record is on disk, the old one not yet superseded
     "write:record#2@torn",
     "replace:record#2@after",  # both on disk, neither committed
-    "git:commit#1@after",
+    "git:commit-tree#1@after",
+    "git:update-ref#1@after",
     "sqlite:commit#1",
 ]
 
@@ -213,7 +216,7 @@ def test_a_correct_killed_at_any_point_is_all_or_nothing(store: Path, point: str
 
 # --- forget ----------------------------------------------------------------------------------
 
-FORGET_POINTS = ["replace:record#1@after", "git:commit#1@after", "unlink:intent#1"]
+FORGET_POINTS = ["replace:record#1@after", "git:update-ref#1@after", "unlink:intent#1"]
 
 
 @pytest.mark.parametrize("point", FORGET_POINTS)
@@ -300,7 +303,7 @@ def test_a_kill_of_the_whole_process_group_inside_git_is_repaired(
 ) -> None:
     """A host that kills a hook kills its process group: git dies holding ``.git/index.lock``.
 
-    A ``git`` first on PATH takes the index lock as ``git add`` does, then kills its whole
+    A ``git`` first on PATH takes the index lock as ``git update-index`` does, then kills its whole
     process group (memdir included) before it could finish, as SIGKILL leaves it.
     """
     expected = seed(store)
@@ -309,7 +312,7 @@ def test_a_kill_of_the_whole_process_group_inside_git_is_repaired(
     fake.parent.mkdir()
     fake.write_text(
         "#!/bin/sh\n"
-        'if [ "$3" = add ]; then\n'
+        'if [ "$3" = update-index ]; then\n'
         '  : > "$2/.git/index.lock"\n'
         '  kill -9 -"$(ps -o pgid= $$ | tr -d " ")"\n'
         "fi\n"

@@ -240,7 +240,9 @@ def _log_findings(store: Path, report: Report) -> None:
                 more = " …" if len(bad) > LISTED_LINES else ""
                 report.findings.append(
                     Finding(
-                        "warning",
+                        # Information, not a failure: a cut-off append was never acknowledged,
+                        # so nothing it held was promised, and every whole line is still read.
+                        "info",
                         "unreadable_line",
                         f"{len(bad)} line(s) are not whole JSON objects (line {listed}{more}): "
                         "a write cut off by a crash or a full disk, or a hand edit; they are "

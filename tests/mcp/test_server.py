@@ -193,18 +193,21 @@ def _noisy_env(store: Path, tmp_path: Path) -> dict[str, str]:
     }
 
 
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"},
+    },
+}
+
+
 def test_every_stdout_line_is_json_rpc_even_when_imports_print(store: Path, tmp_path: Path) -> None:
     requests = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "test", "version": "0"},
-            },
-        },
+        INITIALIZE,
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
         {
@@ -280,18 +283,8 @@ def test_every_malformed_request_gets_a_json_rpc_error(store: Path, tmp_path: Pa
     """JSON-RPC 2.0 §5.1: parse errors, invalid requests and invalid params are answered."""
     import subprocess
 
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "test", "version": "0"},
-        },
-    }
     lines = [
-        json.dumps(initialize),
+        json.dumps(INITIALIZE),
         json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
         "this is not json",
         json.dumps({"jsonrpc": "2.0", "id": 5}),

@@ -22,7 +22,6 @@ import random
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,9 +32,7 @@ from memdir import service
 from memdir.kernel.index import Index
 from memdir.records.codec import read_file
 from tests.conftest import git
-
-KILLPOINT = Path(__file__).with_name("killpoint.py")
-MEMDIR = [sys.executable, "-m", "memdir"]
+from tests.reliability.runner import MEMDIR, memdir
 
 
 @dataclass
@@ -52,13 +49,7 @@ class Ran:
 
 def cli(store: Path, *args: str, kill_at: str | None = None) -> Ran:
     """Run ``memdir ARGS --store STORE``; with ``kill_at``, through the kill-point wrapper."""
-    env = dict(os.environ)
-    command = [*MEMDIR, *args, "--store", str(store)]
-    if kill_at is not None:
-        env["MEMDIR_KILL_AT"] = kill_at
-        command = [sys.executable, str(KILLPOINT), *args, "--store", str(store)]
-    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
-    assert "Traceback" not in done.stderr, done.stderr
+    done = memdir(store, *args, kill_at=kill_at)
     return Ran(done.returncode, done.stdout, done.stderr)
 
 

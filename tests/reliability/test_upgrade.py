@@ -12,11 +12,9 @@ newer memdir is refused by every command, and nothing in the store is written.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import tarfile
 from pathlib import Path
 from typing import Any
@@ -29,10 +27,9 @@ from memdir.kernel.manifest import FORMAT_VERSION, Manifest
 from memdir.kernel.text import month_words, terms
 from tests.conftest import git
 from tests.hooks.conftest import run_hook
+from tests.reliability.runner import memdir
 
 FIXTURE = Path(__file__).with_name("fixtures") / "store-index-v1.tar.gz"
-KILLPOINT = Path(__file__).with_name("killpoint.py")
-MEMDIR = [sys.executable, "-m", "memdir"]
 BACKUP = Path("state") / "backups" / "index-v1.sqlite"
 ALL_STATUSES = [f"--status={s}" for s in ("candidate", "active", "superseded", "forgotten")]
 
@@ -48,14 +45,7 @@ FIXTURE_RECORDS = {
 
 def cli(store: Path, *args: str, kill_at: str | None = None) -> subprocess.CompletedProcess[str]:
     """Run ``memdir ARGS --store STORE`` (through the kill-point wrapper with ``kill_at``)."""
-    env = dict(os.environ)
-    command = [*MEMDIR, *args, "--store", str(store)]
-    if kill_at is not None:
-        env["MEMDIR_KILL_AT"] = kill_at
-        command = [sys.executable, str(KILLPOINT), *args, "--store", str(store)]
-    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
-    assert "Traceback" not in done.stderr, done.stderr
-    return done
+    return memdir(store, *args, kill_at=kill_at)
 
 
 def ok(done: subprocess.CompletedProcess[str]) -> Any:

@@ -92,3 +92,20 @@ def test_a_large_bulk_import_leaves_the_history_packed(store: Path, tmp_path: Pa
     assert int(counts["count"]) < 50 and int(counts["in-pack"]) > 1100
     assert run_cli("health").exit_code == 0
     assert service.recall(store, "imported fact number 1099").hits
+
+
+def test_head_is_read_from_loose_and_packed_refs_as_git_reads_it(store: Path) -> None:
+    from memdir.kernel import gitio
+
+    service.remember(store, "The staging database is called blue-heron")
+    assert gitio.head_commit(store) == git(store, "rev-parse", "HEAD").strip()
+    git(store, "pack-refs", "--all")  # the branch now lives only in packed-refs
+    assert gitio.head_commit(store) == git(store, "rev-parse", "HEAD").strip()
+    service.remember(store, "Deploys go out on Tuesdays")  # commits on top of a packed ref
+    assert gitio.head_commit(store) == git(store, "rev-parse", "HEAD").strip()
+    git(store, "checkout", "-q", "--detach")
+    assert gitio.head_commit(store) == git(store, "rev-parse", "HEAD").strip()
+    fresh = store.parent / "unborn"
+    fresh.mkdir()
+    git(fresh, "init", "-q")
+    assert gitio.head_commit(fresh) == ""

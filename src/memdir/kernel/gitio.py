@@ -13,6 +13,7 @@ Imports: standard library only.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -148,6 +149,61 @@ def remove_stale_locks(store: Path) -> list[str]:
     return removed
 
 
+_HASH = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
+
+
+def head_commit(store: Path) -> str:
+    """Return the commit ``HEAD`` points at, or ``""`` on an unborn branch.
+
+    Read from ``.git/HEAD`` and the loose or packed ref it names, as git lays them out, which
+    saves a ``git rev-parse`` process per write; anything unusual (a worktree's ``.git`` file,
+    a symbolic ref elsewhere, reftable) falls back to asking git.
+
+    Raises:
+        GitError: git is missing or failed (on the fallback path only).
+    """
+    git_dir = store / ".git"
+    try:
+        head = (git_dir / "HEAD").read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        head = ""
+    if _HASH.match(head):
+        return head  # detached
+    ref = head[5:] if head.startswith("ref: refs/heads/") else ""
+    if ref and ".." not in ref and (git_dir / "refs").is_dir():
+        try:
+            value = (git_dir / ref).read_text(encoding="ascii").strip()
+            if _HASH.match(value):
+                return value
+        except FileNotFoundError:
+            packed = _packed_ref(git_dir, ref)
+            if packed is not None:
+                return packed
+        except (OSError, UnicodeDecodeError):
+            pass
+    done = run_git(store, "rev-parse", "--verify", "-q", "HEAD", check=False)
+    return done.stdout.decode().strip() if done.returncode == 0 else ""
+
+
+def _packed_ref(git_dir: Path, ref: str) -> str | None:
+    """Return ``ref``'s hash from ``packed-refs``.
+
+    ``""`` when it is absent (an unborn branch); ``None`` when the file cannot be read (then
+    git is asked instead).
+    """
+    try:
+        lines = (git_dir / "packed-refs").read_text(encoding="ascii").splitlines()
+    except FileNotFoundError:
+        return ""
+    except (OSError, UnicodeDecodeError):
+        return None
+    for line in lines:
+        value, _, name = line.partition(" ")
+        if name == ref and _HASH.match(value):
+            return value
+    return ""
+
+
 def commit(store: Path, paths: list[str], message: str) -> None:
     """Stage ``paths`` (added, changed or deleted, relative to the store) and commit them.
 
@@ -171,8 +227,7 @@ def commit(store: Path, paths: list[str], message: str) -> None:
         listed = b"".join(p.encode("utf-8") + b"\0" for p in paths)
         run_git(store, "update-index", "--add", "--remove", "-z", "--stdin", input_bytes=listed)
     tree = run_git(store, "write-tree").stdout.decode().strip()
-    head = run_git(store, "rev-parse", "--verify", "-q", "HEAD", check=False)
-    parent = head.stdout.decode().strip() if head.returncode == 0 else ""
+    parent = head_commit(store)
     made = run_git(
         store,
         "commit-tree",

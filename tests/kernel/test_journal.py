@@ -12,7 +12,20 @@ from memdir.kernel import journal
 from memdir.kernel.index import LATEST_VERSION, Index
 from memdir.kernel.text import index_text, month_words, terms
 
-WORDS = "deploy cache kafka postgres retry budget lint wheel vendor pager spring march".split()
+WORDS = [
+    "deploy",
+    "cache",
+    "kafka",
+    "postgres",
+    "retry",
+    "budget",
+    "lint",
+    "wheel",
+    "vendor",
+    "pager",
+    "spring",
+    "march",
+]
 
 
 def _append(store: Path, count: int, seed: int = 7) -> None:

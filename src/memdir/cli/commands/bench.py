@@ -44,7 +44,6 @@ def _render(v: dict[str, Any]) -> str:
         )
         return f"{name:<20}{cells}{extra}"
 
-
     lines = [
         f"LoCoMo evidence recall: {v['questions_scored']} questions scored in "
         f"{v['conversations']} conversations "

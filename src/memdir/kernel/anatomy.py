@@ -439,7 +439,7 @@ def load(store: Path) -> dict[str, Any]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {"format": FORMAT, "files": {}}
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         raise AnatomyUnreadableError(
             f"{path} cannot be read ({exc}); it was left as it is. `memdir scan` keeps a copy "
             "and rebuilds it"

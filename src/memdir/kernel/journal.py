@@ -84,10 +84,10 @@ def append_turn(
         UsageError: ``who`` is empty or too long, or the text is empty after redaction.
         OSError: the journal cannot be written.
     """
-    who = who.strip()
+    who = jsonl.valid_unicode(who).strip()
     if not who or len(who) > 64:
         raise UsageError("who must be 1..64 characters (e.g. user, assistant)")
-    clean = redact(text)
+    clean = redact(jsonl.valid_unicode(text))
     if len(clean) > MAX_TURN_CHARS:
         clean = clean[:MAX_TURN_CHARS]
     if not clean.strip():
@@ -198,7 +198,6 @@ def _drop_file(index: Index, name: str) -> None:
     conn.execute("DELETE FROM turns WHERE file = ?", (name,))
     conn.execute("DELETE FROM journal_files WHERE name = ?", (name,))
     conn.execute("DELETE FROM turn_df WHERE rows <= 0")  # no trace of erased words (purge)
-
 
 
 def _recent(index: Index, cache: dict[str, _Recent], session: str) -> _Recent:

@@ -122,7 +122,7 @@ def clean_list(name: str, values: Iterable[str]) -> tuple[str, ...]:
     if len(items) == 1 and isinstance(items[0], str) and items[0].strip().startswith("["):
         try:
             decoded = json.loads(items[0])
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise UsageError(
                 f"{name}: {items[0]!r} looks like a JSON array but is not one"
             ) from exc

@@ -101,7 +101,7 @@ def import_lines(handle: Handle, lines: Iterable[str]) -> BulkImported:
                 continue
             try:
                 record = _record(json.loads(line), handle.manifest.scope)
-            except (ValueError, RecordParseError, SecretError) as err:
+            except (ValueError, RecursionError, RecordParseError, SecretError) as err:
                 why = err.code if isinstance(err, MemdirError) else "not JSON"
                 result.refused.append({"line": number, "why": why})
                 continue

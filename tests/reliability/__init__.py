@@ -1,0 +1,1 @@
+"""Reliability suites: crashes, faults, upgrades, hostile input and load (docs/reliability.md)."""

@@ -30,7 +30,7 @@ from typing import Any
 from memdir.kernel.atomic import write_text_atomic
 from memdir.kernel.clock import now_iso
 from memdir.kernel.errors import MemdirError
-from memdir.kernel.redact import is_secret_path, redact
+from memdir.kernel.redact import find_secrets, is_secret_path, redact
 from memdir.kernel.text import estimate_tokens, terms, truncate
 
 ANATOMY_JSON = "anatomy.json"
@@ -296,7 +296,7 @@ def _symbols(rel: str, text: str) -> list[str]:
     names: list[str] = []
     for match in _SYMBOLS[which].finditer(text):
         name = next((g for g in match.groups() if g), None)
-        if name and name not in names:
+        if name and name not in names and not find_secrets(name):  # AKIA… is an identifier
             names.append(name)
         if len(names) >= MAX_SYMBOLS:
             break

@@ -100,10 +100,13 @@ def _patterns() -> list[tuple[str, re.Pattern[str], int]]:
         (
             "env-secret",
             re.compile(
-                r"(?m)(?:^|(?<=[\s;]))(?:export\s+)?"
+                # After a line start, a space, or an opening quote or bracket: a repr, a JSON
+                # list, or docker-compose's - "DB_PASSWORD=…". The closing quote may be missing
+                # (text cut short after the value).
+                r"(?m)(?:^|(?<=[\s;'\"`(\[{,]))(?:export\s+)?"
                 r"[A-Z0-9_]*(?:SECRET|TOKEN|PASSW(?:OR)?D|PWD|PASSPHRASE|API_?KEY|ACCESS_?KEY|"
                 r"PRIVATE_?KEY|CREDENTIALS?|AUTH|DSN|CONN(?:ECTION)?_?STR(?:ING)?)[A-Z0-9_]*"
-                r"[ \t]*=[ \t]*(['\"]?)([^\s'\"#]{6,})\1"
+                r"[ \t]*=[ \t]*(['\"]?)([^\s'\"#]{6,})"
             ),
             2,
         ),
@@ -111,7 +114,7 @@ def _patterns() -> list[tuple[str, re.Pattern[str], int]]:
             "config-secret",
             re.compile(
                 r"(?i)[\"']?\b(?:password|passwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token|"
-                r"client[_-]?secret|private[_-]?key)[\"']?[ \t]*[:=][ \t]*([\"'])([^\"'\s]{8,})\1"
+                r"client[_-]?secret|private[_-]?key)[\"']?[ \t]*[:=][ \t]*([\"'])([^\"'\s]{8,})"
             ),
             2,
         ),

@@ -73,6 +73,10 @@ class Context:
         """
         if not path or "\x00" in path:
             return None
+        if "://" in path:  # a URL: only a file URL names a file, by its path
+            if not path.startswith("file://"):
+                return None
+            path = path[len("file://") :].removeprefix("localhost")
         windows = PureWindowsPath(path)
         if windows.drive or ("\\" in path and ".." in windows.parts):
             return None

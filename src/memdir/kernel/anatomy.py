@@ -6,7 +6,9 @@ respected) or, outside git, a walk; either way it never enters virtualenvs, depe
 vendored, build or cache trees whatever the user's own excludes say (case B26), never follows
 a symlink out of the project or into a loop (case B27), and never lists a secret file
 (``.env*``, keys, keystores, credentials, DESIGN §10.5). Descriptions are redacted before they
-are stored. Files over :data:`MAX_DESCRIBE_BYTES` are listed but not read.
+are stored, and symbol names that are secrets are left out. Files over
+:data:`MAX_DESCRIBE_BYTES`, and hard-linked files (whose other names may lie outside the
+project), are listed but not read.
 
 An ``anatomy.json`` that cannot be read is never overwritten: the scan that replaces it first
 keeps it as ``anatomy.json.unreadable-<time>``, and hooks leave it alone.
@@ -368,7 +370,9 @@ def read_entry(root: Path, rel: str) -> Entry | None:
         return None
     entry = Entry(rel, stat.st_size, -(-stat.st_size // 4), stat.st_mtime_ns)
 
-    if stat.st_size > MAX_DESCRIBE_BYTES:
+    if stat.st_size > MAX_DESCRIBE_BYTES or stat.st_nlink > 1:
+        # A hard link is a second name for a file whose other names may lie outside the
+        # project; memdir cannot tell, so it lists the file by size and never reads it.
         return entry
     try:
         data = path.read_bytes()

@@ -107,7 +107,11 @@ def journal_files(store: Path) -> list[Path]:
     folder = store / JOURNAL_DIR
     if not folder.is_dir():
         return []
-    return sorted(p for p in folder.iterdir() if _NAME.match(p.name) and p.is_file())
+    return sorted(
+        p
+        for p in folder.iterdir()
+        if _NAME.match(p.name) and p.is_file() and not p.is_symlink()  # a link may lead out
+    )
 
 
 WINDOW = 2

@@ -21,6 +21,7 @@ TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
 if TYPE_CHECKING:
     from typing import Any
 
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 MAX_LINE_BYTES = 256 * 1024
 """Longest line :func:`append_line` accepts, newline included. Readers rely on it."""
 
@@ -80,7 +81,14 @@ def append_line(path: Path, obj: dict[str, Any]) -> tuple[int, int]:
     """
     line = encode_line(obj)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:  # never append through a symlink: it may lead out of the store (DESIGN §10.4)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW, 0o644)
+    except OSError as exc:
+        if path.is_symlink():
+            raise OSError(
+                exc.errno, f"{path} is a symbolic link; memdir appends only to its own files"
+            ) from exc
+        raise
     try:
         size = os.fstat(fd).st_size
         if size and _last_byte(path, size) != b"\n":

@@ -24,6 +24,7 @@ from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from memdir import service
+from memdir.kernel import paths
 from memdir.kernel.errors import MemdirError, UsageError
 from memdir.kernel.model import KINDS, STATUSES
 from memdir.service import memory, project
@@ -59,8 +60,13 @@ ListArg = Annotated[
 
 
 def _call(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """Run a service call; a memdir error becomes a tool error with its stable code."""
+    """Run a service call; a memdir error becomes a tool error with its stable code.
+
+    The first argument of every call is the store, whose layout is checked first: a store
+    folder linking outside the store is refused, never followed.
+    """
     try:
+        paths.check_layout(args[0])
         return function(*args, **kwargs)
     except MemdirError as err:
         raise ToolError(f"{err.code}: {err}") from err

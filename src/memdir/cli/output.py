@@ -24,6 +24,7 @@ import click
 
 from memdir.kernel import paths
 from memdir.kernel.errors import MemdirError
+from memdir.kernel.fence import UNSHOWABLE, escape_json
 
 JSON_FLAG = "memdir_json"
 F = TypeVar("F", bound=Callable[..., Any])
@@ -67,14 +68,6 @@ def resolve(store: Path | None) -> Path:
     return paths.resolve_store(store)
 
 
-_UNSHOWABLE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b\u200e\u200f\u202a-\u202e"
-    "\u2060-\u2064\u2066-\u2069\ufeff\ufff9-\ufffb\ud800-\udfff\U000e0000-\U000e007f]"
-)
-"""Characters a terminal obeys or hides: C0/C1 controls but newline and tab, bidi controls,
-zero-width and other invisible characters, Unicode tags, and lone surrogates."""
-
-
 def _escape(match: re.Match[str]) -> str:
     code = ord(match.group())
     if 0xD800 <= code <= 0xDFFF:
@@ -93,31 +86,12 @@ def terminal_safe(text: str) -> str:
 
     Newlines and tabs are kept: use :func:`one_line` for a value that must stay on its line.
     """
-    return _UNSHOWABLE.sub(_escape, text)
+    return UNSHOWABLE.sub(_escape, text)
 
 
 def one_line(text: str) -> str:
     """Return ``text`` as one visible line: line breaks become ``\\n`` (and the like)."""
     return terminal_safe(text).replace("\n", "\\n").replace("\t", "\\t")
-
-
-def _json_escape(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    if 0xD800 <= code <= 0xDFFF:
-        return "\\ufffd"
-    if code > 0xFFFF:  # JSON spells an astral character as a surrogate pair
-        high, low = divmod(code - 0x10000, 0x400)
-        return f"\\u{0xD800 + high:04x}\\u{0xDC00 + low:04x}"
-    return f"\\u{code:04x}"
-
-
-def json_safe(text: str) -> str:
-    """Return JSON text with unshowable characters spelled as ``\\uXXXX`` (the same JSON value).
-
-    ``json.dumps`` already escapes C0 controls inside strings; this adds DEL, C1, bidi,
-    invisible and tag characters, which would otherwise reach a terminal raw.
-    """
-    return _UNSHOWABLE.sub(_json_escape, text)  # raw newlines and tabs only ever come from indent
 
 
 def _safe_values(value: Any) -> Any:
@@ -133,7 +107,7 @@ def _safe_values(value: Any) -> Any:
 
 def emit_json(value: Any) -> None:
     """Print ``value`` as one JSON document on stdout."""
-    click.echo(json_safe(json.dumps(value, ensure_ascii=False, indent=2)))
+    click.echo(escape_json(json.dumps(value, ensure_ascii=False, indent=2)))
 
 
 def emit(value: Any, *, as_json: bool, render: Callable[[Any], str]) -> None:

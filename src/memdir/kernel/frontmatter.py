@@ -141,6 +141,25 @@ def segment(front: list[str], first_line: int = 2) -> Segments:
     return Segments(entries, order, duplicates)
 
 
+_KEY_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+
+
+def extra_problem(key: str, raw: str) -> str | None:
+    """Return why an unknown key and its raw YAML text cannot be written, or ``None``.
+
+    Unknown keys are written back as they were read (case B09). Text from elsewhere (an
+    import) must not use that to add or override a field: its key must be a plain name that is
+    not a known key, and no line of its value may start another key or close the front matter.
+    """
+    if not _KEY_NAME.fullmatch(key):
+        return f"extra key {key!r} is not a plain name"
+    lines = raw.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    for line in lines[1:]:
+        if _KEY_LINE.match(line) or line.rstrip() in (FENCE, "..."):
+            return f"the value of extra key {key!r} would start another key or end the front matter"
+    return None
+
+
 def quote(value: str) -> str:
     """Return ``value`` as a double-quoted scalar that JSON and YAML read back identically."""
     encoded = json.dumps(value, ensure_ascii=False)

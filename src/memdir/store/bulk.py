@@ -22,6 +22,7 @@ from typing import Any
 from memdir.kernel import gitio, txn
 from memdir.kernel.atomic import write_atomic
 from memdir.kernel.errors import MemdirError, RecordParseError, SecretError
+from memdir.kernel.frontmatter import extra_problem
 from memdir.kernel.index import FileStat, doc_record
 from memdir.kernel.lifecycle import Handle
 from memdir.kernel.lock import store_lock
@@ -85,6 +86,10 @@ def _record(value: Any, scope: str) -> Any:
     extra = tuple(
         (str(k), str(v)) for k, v in raw_extra.items() if k not in FIELD_ORDER and k != "body"
     )
+    for key, raw in extra:
+        problem = extra_problem(key, raw)
+        if problem:  # raw YAML text must not add or override a field (origin: owner, say)
+            raise RecordParseError(problem)
     record = build_record(values, body=body, path=None, default_scope=scope, extra=extra)
     check_text(
         "\n".join(

@@ -374,6 +374,17 @@ def _project_files(lab: Lab) -> None:
     first_line = lab.text.splitlines()[0]
     if first_line.isidentifier():  # identifier-shaped tokens can be symbol names
         (lab.project / "symbols.py").write_text(f"class {first_line}:\n    pass\n")
+    if "/" not in first_line and len(first_line.encode()) < 200:  # ... and file names
+        named = lab.project / f"{first_line} notes.txt"
+        named.write_text("a file whose name holds the secret\n", encoding="utf-8")
+        lab.hook(
+            "PostToolUse",
+            {
+                "tool_name": "Read",
+                "tool_input": {"file_path": str(named)},
+                "tool_response": {"file": {"content": "x"}},
+            },
+        )
 
 
 def _exercise_masking(lab: Lab, monkeypatch: pytest.MonkeyPatch) -> list[str]:

@@ -242,14 +242,17 @@ _SAFE_NAMES = re.compile(r"^\.env\.(?:example|sample|template|dist)$", re.IGNORE
 
 
 def is_secret_path(path: str | PurePath) -> bool:
-    """Return whether a file name marks secret material: ``.env*``, keys, keystores, credentials.
+    """Return whether a path marks secret material: ``.env*``, keys, keystores, credentials.
 
     These files are never read into, described in or recorded by any memdir file
-    (DESIGN §10.5). ``.env.example`` and its kin are ordinary files.
+    (DESIGN §10.5). ``.env.example`` and its kin are ordinary files. A path whose own text
+    holds a secret (``notes-AKIA….txt``) is one too: recording its name would record the secret.
     """
     parts = PurePath(str(path).replace("\\", "/")).parts
     if not parts:
         return False
+    if find_secrets(str(path)):
+        return True
     if any(part in {".ssh", ".gnupg", ".aws"} for part in parts[:-1]):
         return True
     name = parts[-1]

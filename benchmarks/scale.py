@@ -50,6 +50,16 @@ def _sentences() -> tuple[list[str], list[str]]:
     return turns, questions
 
 
+def _blend(rng: random.Random, texts: list[str]) -> str:
+    """Return a new sentence: the first half of one real turn and the second half of another.
+
+    Real stores hold distinct beliefs (remember merges near-duplicates), so a benchmark store
+    must not repeat the same few thousand sentences; blending keeps real words and lengths.
+    """
+    first, second = rng.choice(texts).split(), rng.choice(texts).split()
+    return " ".join(first[: len(first) // 2] + second[len(second) // 2 :])
+
+
 def _pcts(samples: list[float]) -> tuple[float, float]:
     ordered = sorted(samples)
     return statistics.median(ordered), ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
@@ -87,7 +97,7 @@ def run_records(count: int, queries: int, scans: int) -> dict[str, object]:
             record = {
                 "id": f"f-{n:014d}",
                 "kind": rng.choice(kinds),
-                "text": f"{rng.choice(texts)} (note {n})",
+                "text": _blend(rng, texts),
                 "importance": rng.randint(1, 10),
                 "created_at": "2026-01-01T00:00:00Z",
                 "updated_at": "2026-06-01T00:00:00Z",
@@ -194,7 +204,7 @@ def run_turns(count: int, queries: int) -> dict[str, object]:
                     row = {
                         "at": f"{name[:10]}T10:00:00.000Z",
                         "who": rng.choice(["user", "assistant"]),
-                        "text": rng.choice(texts),
+                        "text": _blend(rng, texts),
                         "session": f"s{n // 40}",
                     }
                     fh.write(json.dumps(row) + "\n")

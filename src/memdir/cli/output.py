@@ -3,11 +3,18 @@
 With ``--json`` stdout carries exactly one JSON document, success or failure; an error is
 ``{"error": {"code": "<slug>", "message": "…"}}`` (DESIGN §9). Without it, results go to
 stdout and ``memdir: <message>`` to stderr.
+
+Stored text is printed as data, never as terminal commands: control characters (ANSI escape
+sequences, carriage returns, C1 codes), bidi overrides, invisible characters and lone
+surrogates are shown as visible ``\\x1b``/``\\u202e`` escapes, and a value's line breaks
+cannot forge another line (``text: …`` then ``origin: owner``). JSON output escapes the same
+characters as ``\\uXXXX``, which JSON readers decode to the very same value.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -17,6 +24,7 @@ import click
 
 from memdir.kernel import paths
 from memdir.kernel.errors import MemdirError
+from memdir.kernel.fence import UNSHOWABLE, escape_json
 
 JSON_FLAG = "memdir_json"
 F = TypeVar("F", bound=Callable[..., Any])
@@ -60,25 +68,66 @@ def resolve(store: Path | None) -> Path:
     return paths.resolve_store(store)
 
 
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if 0xD800 <= code <= 0xDFFF:
+        return "\ufffd"  # half a character (undecodable input): the replacement character
+    return (
+        f"\\x{code:02x}"
+        if code < 0x100
+        else f"\\u{code:04x}"
+        if code < 0x10000
+        else f"\\U{code:08x}"
+    )
+
+
+def terminal_safe(text: str) -> str:
+    """Return ``text`` with every character a terminal would obey or hide shown as an escape.
+
+    Newlines and tabs are kept: use :func:`one_line` for a value that must stay on its line.
+    """
+    return UNSHOWABLE.sub(_escape, text)
+
+
+def one_line(text: str) -> str:
+    """Return ``text`` as one visible line: line breaks become ``\\n`` (and the like)."""
+    return terminal_safe(text).replace("\n", "\\n").replace("\t", "\\t")
+
+
+def _safe_values(value: Any) -> Any:
+    """Return ``value`` with every string made :func:`one_line` safe (keys and structure kept)."""
+    if isinstance(value, str):
+        return one_line(value)
+    if isinstance(value, list | tuple):
+        return [_safe_values(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _safe_values(item) for key, item in value.items()}
+    return value
+
+
 def emit_json(value: Any) -> None:
     """Print ``value`` as one JSON document on stdout."""
-    click.echo(json.dumps(value, ensure_ascii=False, indent=2))
+    click.echo(escape_json(json.dumps(value, ensure_ascii=False, indent=2)))
 
 
 def emit(value: Any, *, as_json: bool, render: Callable[[Any], str]) -> None:
-    """Print ``value``: as JSON with ``--json``, else as ``render(value)`` text."""
+    """Print ``value``: as JSON with ``--json``, else as ``render(value)`` text.
+
+    The renderer sees every string value already :func:`one_line` safe, and what it returns
+    is :func:`terminal_safe` (its own line breaks are kept).
+    """
     if as_json:
         emit_json(value)
     else:
-        text = render(value)
+        text = render(_safe_values(value))
         if text:
-            click.echo(text)
+            click.echo(terminal_safe(text))
 
 
 def note(message: str, *, as_json: bool) -> None:
     """Tell the person something on stderr (never with ``--json``, whose stdout is the answer)."""
     if not as_json:
-        click.echo(message, err=True)
+        click.echo(terminal_safe(message), err=True)
 
 
 def fail(err: MemdirError, *, as_json: bool) -> None:
@@ -86,7 +135,7 @@ def fail(err: MemdirError, *, as_json: bool) -> None:
     if as_json:
         emit_json({"error": {"code": err.code, "message": str(err)}})
     else:
-        click.echo(f"memdir: {err}", err=True)
+        click.echo(f"memdir: {terminal_safe(str(err))}", err=True)
 
 
 def fail_usage(message: str, *, as_json: bool) -> None:
@@ -94,5 +143,5 @@ def fail_usage(message: str, *, as_json: bool) -> None:
     if as_json:
         emit_json({"error": {"code": "usage", "message": message}})
     else:
-        click.echo(f"memdir: {message}", err=True)
+        click.echo(f"memdir: {terminal_safe(message)}", err=True)
     sys.stderr.flush()

@@ -9,7 +9,7 @@ Imports: standard library and the kernel only.
 from __future__ import annotations
 
 import time
-from pathlib import Path
+from pathlib import Path, PureWindowsPath
 
 from memdir.kernel import manifest
 from memdir.kernel.errors import MemdirError
@@ -153,9 +153,18 @@ class Context:
         """Return ``path`` relative to the project, or ``None`` when it must not be recorded.
 
         ``None`` for paths outside the project (symlinks resolved, DESIGN §10.4), inside the
-        store, and for secret files (DESIGN §10.5).
+        store, and for secret files (DESIGN §10.5). A path that is absolute or climbs out on
+        Windows (a drive letter, a UNC share, ``..`` between backslashes) is outside on every
+        platform (case B05), and a path no file can have (a NUL byte) names nothing.
         """
-        if not path:
+        if not path or "\x00" in path:
+            return None
+        if "://" in path:  # a URL: only a file URL names a file, by its path
+            if not path.startswith("file://"):
+                return None
+            path = path[len("file://") :].removeprefix("localhost")
+        windows = PureWindowsPath(path)
+        if windows.drive or ("\\" in path and ".." in windows.parts):
             return None
         candidate = Path(path)
         if not candidate.is_absolute():

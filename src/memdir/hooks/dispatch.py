@@ -120,6 +120,8 @@ def run(argv: list[str]) -> int:
         payload, problem = hookio.read_payload(sys.stdin.buffer)
         event = normalise(host, event_arg, payload)
         store = stop.store = _find_store(event.cwd)
+        if store is not None:
+            paths.check_layout(store)  # a store folder linking outside: log it, touch nothing
         if problem:
             paths.log_hook_error(store, event_arg or "?", f"ignored input: {problem}")
             return 0

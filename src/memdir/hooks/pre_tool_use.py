@@ -66,8 +66,11 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         if mode == "deny":
             state["ledger"]["denied"] += 1
             state["ledger"]["denied_tokens"] += tokens
+    from memdir.kernel.fence import neutralise  # only when refusing: a rare, slower path
+
+    shown = neutralise(rel)  # a file name is text from the project: shown like memory
     message = (
-        f"memdir: {rel} was already read in full in this session and has not changed on disk "
+        f"memdir: {shown} was already read in full in this session and has not changed on disk "
         f"since (~{tokens} tokens). Reuse the earlier read, or pass offset/limit to read part of "
         "it. Retrying the same full read is allowed."
     )

@@ -18,6 +18,7 @@ from memdir.hooks.payload import HookEvent, HookResult
 from memdir.kernel import digest, journal, session
 from memdir.kernel.errors import MemdirError
 from memdir.kernel.explicit import find_requests
+from memdir.kernel.redact import redact
 from memdir.kernel.text import estimate_tokens
 
 
@@ -44,8 +45,8 @@ def _store_requests(
                 session=event.session,
                 journal=citation,
             )
-        except MemdirError as err:
-            notes.append(f'memdir did not store "{request.text}": {err}')
+        except MemdirError as err:  # the refused text is shown masked: context ends up in files
+            notes.append(f'memdir did not store "{redact(request.text)}": {err}')
             continue
         verb = "stored" if done.created else "already knew (updated)"
         notes.append(f'memdir {verb} {done.record.id} ({done.record.kind}): "{done.record.text}"')

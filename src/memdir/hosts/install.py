@@ -124,7 +124,7 @@ def _read_json(path: Path) -> tuple[bytes | None, dict[str, Any]]:
     raw = path.read_bytes()
     try:
         data = json.loads(raw.decode("utf-8")) if raw.strip() else {}
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
         raise ConfigError(
             f"{path} is not valid JSON ({exc}); it was left unchanged. Fix it (trailing commas "
             "and comments are not JSON), then run the command again"

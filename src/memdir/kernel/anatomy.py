@@ -6,7 +6,9 @@ respected) or, outside git, a walk; either way it never enters virtualenvs, depe
 vendored, build or cache trees whatever the user's own excludes say (case B26), never follows
 a symlink out of the project or into a loop (case B27), and never lists a secret file
 (``.env*``, keys, keystores, credentials, DESIGN §10.5). Descriptions are redacted before they
-are stored. Files over :data:`MAX_DESCRIBE_BYTES` are listed but not read.
+are stored, and symbol names that are secrets are left out. Files over
+:data:`MAX_DESCRIBE_BYTES`, and hard-linked files (whose other names may lie outside the
+project), are listed but not read.
 
 An ``anatomy.json`` that cannot be read is never overwritten: the scan that replaces it first
 keeps it as ``anatomy.json.unreadable-<time>``, and hooks leave it alone.
@@ -30,7 +32,7 @@ from typing import Any
 from memdir.kernel.atomic import write_text_atomic
 from memdir.kernel.clock import now_iso
 from memdir.kernel.errors import MemdirError
-from memdir.kernel.redact import is_secret_path, redact
+from memdir.kernel.redact import find_secrets, is_secret_path, redact
 from memdir.kernel.text import estimate_tokens, terms, truncate
 
 ANATOMY_JSON = "anatomy.json"
@@ -296,7 +298,7 @@ def _symbols(rel: str, text: str) -> list[str]:
     names: list[str] = []
     for match in _SYMBOLS[which].finditer(text):
         name = next((g for g in match.groups() if g), None)
-        if name and name not in names:
+        if name and name not in names and not find_secrets(name):  # AKIA… is an identifier
             names.append(name)
         if len(names) >= MAX_SYMBOLS:
             break
@@ -368,7 +370,9 @@ def read_entry(root: Path, rel: str) -> Entry | None:
         return None
     entry = Entry(rel, stat.st_size, -(-stat.st_size // 4), stat.st_mtime_ns)
 
-    if stat.st_size > MAX_DESCRIBE_BYTES:
+    if stat.st_size > MAX_DESCRIBE_BYTES or stat.st_nlink > 1:
+        # A hard link is a second name for a file whose other names may lie outside the
+        # project; memdir cannot tell, so it lists the file by size and never reads it.
         return entry
     try:
         data = path.read_bytes()
@@ -439,7 +443,7 @@ def load(store: Path) -> dict[str, Any]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {"format": FORMAT, "files": {}}
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         raise AnatomyUnreadableError(
             f"{path} cannot be read ({exc}); it was left as it is. `memdir scan` keeps a copy "
             "and rebuilds it"

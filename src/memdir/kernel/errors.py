@@ -12,6 +12,7 @@ into exit codes and messages, in one place. Exit codes are DESIGN §9's::
     │   └── TransitionError              code "invalid_transition"
     ├── NotFoundError           exit 4   code "not_found"
     │   └── StoreNotFoundError  exit 1   code "no_store"      (an error, not a lookup)
+    ├── StoreLayoutError                 code "store_layout"  a store folder links outside it
     ├── RecordParseError                 code "parse_error"
     ├── LockTimeoutError                 code "lock_timeout"
     ├── GitError                         code "git_error"
@@ -82,6 +83,12 @@ class StoreNotFoundError(MemdirError):
     """No store was found from the working directory, ``--store`` or ``MEMDIR_STORE`` (exit 1)."""
 
     code = "no_store"
+
+
+class StoreLayoutError(MemdirError):
+    """One of the store's own folders or files is a symlink leading out of the store."""
+
+    code = "store_layout"
 
 
 class RecordParseError(MemdirError):

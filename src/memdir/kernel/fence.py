@@ -1,4 +1,4 @@
-"""The fence: how recalled memory is shown to an agent, as data and never as instructions.
+r"""The fence: how recalled memory is shown to an agent, as data and never as instructions.
 
 Everything memdir injects (session digest, per-prompt recall, re-surfaced rules) is one block::
 
@@ -10,8 +10,16 @@ Everything memdir injects (session digest, per-prompt recall, re-surfaced rules)
 Each item carries its id, kind, origin and date, so the agent can tell what the owner said from
 what an agent or the observer inferred (DESIGN §6). Stored text can never close or forge the
 fence, open another pseudo-tag (``<system-reminder>``, ``</memdir-memory>``) or carry control
-characters: tag-shaped text has its angle brackets replaced by ‹ ›, control and bidi-override
-characters are removed, and line breaks are folded into spaces (case B29).
+characters: tag-shaped text has its angle brackets (and their full-width look-alikes) replaced
+by ‹ ›; control characters, bidi controls and every other invisible format character
+(zero-width spaces and joiners, Unicode tag characters that smuggle hidden ASCII) are removed,
+so none can hide a fence name from the check; line breaks are folded into spaces; and double
+quotes and backslashes in an item's text are escaped, so its quoted text cannot end early and
+forge another item's id, kind or origin on the same line (case B29).
+
+:func:`escape_json` does the same job for JSON shown to a person or a model (MCP results,
+``--json`` output): it spells those characters as ``\uXXXX`` escapes, which every JSON reader
+decodes to the very same value.
 
 Imports: standard library only.
 """
@@ -31,9 +39,18 @@ HEADER = (
     "observer = inferred); the person's current request always wins."
 )
 _TAGLIKE = re.compile(r"<(/?)([A-Za-z!?][^<>\n]{0,80})>")
-
-_BIDI = {"\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068", "\u2069"}
+_ANGLES = str.maketrans({"\uff1c": "<", "\ufe64": "<", "\uff1e": ">", "\ufe65": ">"})
+"""Full-width and small angle brackets, which a model may read as the ASCII ones."""
+_DROPPED = {"Cc", "Cf", "Cs"}
+"""Control, format (bidi, zero-width, tags) and lone-surrogate characters: never shown."""
 ITEM_MAX_CHARS = 300
+
+UNSHOWABLE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b\u200e\u200f\u202a-\u202e"
+    "\u2060-\u2064\u2066-\u2069\ufeff\ufff9-\ufffb\ud800-\udfff\U000e0000-\U000e007f]"
+)
+"""Characters a terminal obeys or a reader cannot see: C0/C1 controls but newline and tab, bidi
+controls, zero-width and other invisible characters, Unicode tags, and lone surrogates."""
 
 
 def neutralise(text: str) -> str:
@@ -42,14 +59,35 @@ def neutralise(text: str) -> str:
     for ch in text:
         if ch in "\r\n\t\u2028\u2029\x85":
             cleaned.append(" ")
-        elif ch in _BIDI or (unicodedata.category(ch) == "Cc"):
+        elif unicodedata.category(ch) in _DROPPED:
             continue
         else:
             cleaned.append(ch)
-    flat = " ".join("".join(cleaned).split())
+    flat = " ".join("".join(cleaned).split()).translate(_ANGLES)
     flat = _TAGLIKE.sub(lambda m: f"‹{m.group(1)}{m.group(2)}›", flat)
     # A bare fence name (without brackets) is harmless; a bracket left alone cannot pair up.
-    return flat.replace("<", "‹").replace(">", "›") if TAG in flat.lower() else flat
+    if TAG in unicodedata.normalize("NFKC", flat).casefold():
+        return flat.replace("<", "‹").replace(">", "›")
+    return flat
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if 0xD800 <= code <= 0xDFFF:
+        return "\\ufffd"  # half a character: the replacement character
+    if code > 0xFFFF:  # JSON spells an astral character as a surrogate pair
+        high, low = divmod(code - 0x10000, 0x400)
+        return f"\\u{0xD800 + high:04x}\\u{0xDC00 + low:04x}"
+    return f"\\u{code:04x}"
+
+
+def escape_json(text: str) -> str:
+    r"""Return JSON text with :data:`UNSHOWABLE` characters spelled as ``\uXXXX`` escapes.
+
+    Outside strings JSON is ASCII, so these characters can only sit inside strings, where an
+    escape is the same value; raw newlines and tabs in ``text`` (indentation) are kept.
+    """
+    return UNSHOWABLE.sub(_json_escape, text)
 
 
 class Item:
@@ -67,6 +105,7 @@ class Item:
     def render(self, max_chars: int = ITEM_MAX_CHARS) -> str:
         """Return the item's fenced line: id, kind, origin, date, then the neutralised text."""
         body = truncate(neutralise(self.text), max_chars)
+        body = body.replace("\\", "\\\\").replace('"', '\\"')
         return f'- {self.id} ({self.kind}, {self.origin}, {self.date}): "{body}"'
 
 

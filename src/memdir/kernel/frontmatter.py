@@ -141,6 +141,25 @@ def segment(front: list[str], first_line: int = 2) -> Segments:
     return Segments(entries, order, duplicates)
 
 
+_KEY_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+
+
+def extra_problem(key: str, raw: str) -> str | None:
+    """Return why an unknown key and its raw YAML text cannot be written, or ``None``.
+
+    Unknown keys are written back as they were read (case B09). Text from elsewhere (an
+    import) must not use that to add or override a field: its key must be a plain name that is
+    not a known key, and no line of its value may start another key or close the front matter.
+    """
+    if not _KEY_NAME.fullmatch(key):
+        return f"extra key {key!r} is not a plain name"
+    lines = raw.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    for line in lines[1:]:
+        if _KEY_LINE.match(line) or line.rstrip() in (FENCE, "..."):
+            return f"the value of extra key {key!r} would start another key or end the front matter"
+    return None
+
+
 def quote(value: str) -> str:
     """Return ``value`` as a double-quoted scalar that JSON and YAML read back identically."""
     encoded = json.dumps(value, ensure_ascii=False)
@@ -169,7 +188,12 @@ def dump_value(value: Any) -> str:
     if isinstance(value, float):
         if not math.isfinite(value):
             raise UsageError(f"not a finite number: {value}")
-        return json.dumps(value)
+        text = json.dumps(value)
+        if "e" in text and "." not in text:
+            # YAML 1.1 reads 1e-05 as a string; a float needs a dot: 1.0e-05 (same JSON value).
+            mantissa, exponent = text.split("e")
+            text = f"{mantissa}.0e{exponent}"
+        return text
     if isinstance(value, list | tuple):
         return "[" + ", ".join(dump_value(item) for item in value) + "]"
     if isinstance(value, dict):
@@ -178,12 +202,39 @@ def dump_value(value: Any) -> str:
     raise UsageError(f"cannot write a {type(value).__name__} into front matter")
 
 
+MAX_VALUE_DEPTH = 32
+"""Deepest nesting of lists and maps a front matter value may have; deeper reads as raw text."""
+
+
+def nesting_depth(value: Any) -> int:
+    """Return how deeply lists and maps nest in ``value`` (0 for a scalar), without recursion."""
+    deepest = 0
+    pending = [(value, 0)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, list | tuple | dict):
+            depth += 1
+            deepest = max(deepest, depth)
+            if depth > MAX_VALUE_DEPTH:
+                break
+            children = item.values() if isinstance(item, dict) else item
+            pending.extend((child, depth) for child in children)
+    return deepest
+
+
 def parse_json_value(raw: str) -> tuple[bool, Any]:
-    """Return ``(True, value)`` when ``raw`` is one canonical JSON value, else ``(False, None)``."""
+    """Return ``(True, value)`` when ``raw`` is one canonical JSON value, else ``(False, None)``.
+
+    A value nested deeper than :data:`MAX_VALUE_DEPTH` (hand-written ``[[[[…``) is not one:
+    it would exhaust the parser's or the writer's recursion.
+    """
     stripped = raw.strip()
     if not stripped or "\n" in stripped:
         return False, None
     try:
-        return True, json.loads(stripped)
-    except ValueError:
+        value = json.loads(stripped)
+    except (ValueError, RecursionError):
         return False, None
+    if nesting_depth(value) > MAX_VALUE_DEPTH:
+        return False, None
+    return True, value

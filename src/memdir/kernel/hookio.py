@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
+
+from memdir.kernel.jsonl import valid_unicode
 
 TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
 if TYPE_CHECKING:
@@ -56,9 +59,20 @@ def read_payload(stream: IO[bytes], limit: int = STDIN_LIMIT_BYTES) -> tuple[dic
         value = json.loads(data)
     except (ValueError, UnicodeDecodeError) as exc:
         return {}, f"payload is not JSON: {str(exc)[:120]}"
+    except RecursionError:
+        return {}, "payload is nested too deeply to read"
     if not isinstance(value, dict):
         return {}, f"payload is a JSON {type(value).__name__}, not an object"
+    if _SURROGATE_HINT.search(data):
+        try:
+            value = valid_unicode(value)
+        except RecursionError:
+            return {}, "payload is nested too deeply to read"
     return value, ""
+
+
+_SURROGATE_HINT = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
+"""Bytes that can decode to a lone surrogate: a ``\\uD83E`` escape, or CESU-8."""
 
 
 def encode_response(response: dict[str, Any]) -> bytes:

@@ -84,10 +84,10 @@ def append_turn(
         UsageError: ``who`` is empty or too long, or the text is empty after redaction.
         OSError: the journal cannot be written.
     """
-    who = redact(who.strip())  # every field is a capture path, not only the text
+    who = redact(jsonl.valid_unicode(who).strip())  # every field is a capture path
     if not who or len(who) > 64:
         raise UsageError("who must be 1..64 characters (e.g. user, assistant)")
-    clean = redact(text)
+    clean = redact(jsonl.valid_unicode(text))
     if len(clean) > MAX_TURN_CHARS:
         clean = clean[:MAX_TURN_CHARS]
     if not clean.strip():
@@ -109,7 +109,11 @@ def journal_files(store: Path) -> list[Path]:
     folder = store / JOURNAL_DIR
     if not folder.is_dir():
         return []
-    return sorted(p for p in folder.iterdir() if _NAME.match(p.name) and p.is_file())
+    return sorted(
+        p
+        for p in folder.iterdir()
+        if _NAME.match(p.name) and p.is_file() and not p.is_symlink()  # a link may lead out
+    )
 
 
 WINDOW = 2

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 from memdir.kernel.errors import JournalOffsetError, UsageError
@@ -20,17 +21,46 @@ TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
 if TYPE_CHECKING:
     from typing import Any
 
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 MAX_LINE_BYTES = 256 * 1024
 """Longest line :func:`append_line` accepts, newline included. Readers rely on it."""
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def valid_unicode(value: Any) -> Any:
+    r"""Return ``value`` (text, or JSON lists and objects of it) with lone surrogates as U+FFFD.
+
+    Lone surrogates cannot be written as UTF-8. They arrive from a JavaScript host that cut a
+    string inside an emoji and sent half of it as a ``\uD83E`` escape (case B02), and from
+    command-line arguments that were not UTF-8 (Python decodes those bytes to surrogates).
+
+    Raises:
+        RecursionError: ``value`` nests deeper than the interpreter's recursion limit.
+    """
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [valid_unicode(item) for item in value]
+    if isinstance(value, dict):
+        return {valid_unicode(k): valid_unicode(v) for k, v in value.items()}
+    return value
 
 
 def encode_line(obj: dict[str, Any]) -> bytes:
     """Return ``obj`` as one compact JSON line (UTF-8, newline-terminated).
 
+    Text that cannot be UTF-8 (a lone surrogate) is written with U+FFFD in its place.
+
     Raises:
         UsageError: the line would exceed :data:`MAX_LINE_BYTES`.
     """
-    line = (json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n"
+    try:
+        line = text.encode("utf-8")
+    except UnicodeEncodeError:
+        line = _SURROGATE.sub("\ufffd", text).encode("utf-8")
     if len(line) > MAX_LINE_BYTES:
         raise UsageError(f"entry is {len(line)} bytes; the limit is {MAX_LINE_BYTES}")
     return line
@@ -52,7 +82,14 @@ def append_line(path: Path, obj: dict[str, Any]) -> tuple[int, int]:
     """
     line = encode_line(obj)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:  # never append through a symlink: it may lead out of the store (DESIGN §10.4)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW, 0o644)
+    except OSError as exc:
+        if path.is_symlink():
+            raise OSError(
+                exc.errno, f"{path} is a symbolic link; memdir appends only to its own files"
+            ) from exc
+        raise
     try:
         size = os.fstat(fd).st_size
         if size and _last_byte(path, size) != b"\n":
@@ -153,7 +190,7 @@ def read_tail(path: Path, offset: int, *, max_bytes: int = 8 * 1024 * 1024) -> T
             value: Any
             try:
                 value = json.loads(stripped)
-            except ValueError:  # JSONDecodeError and UnicodeDecodeError
+            except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested too deeply
                 value = None
             if not isinstance(value, dict):
                 skipped += 1

@@ -112,6 +112,8 @@ def clean_text(text: str, what: str = "text") -> str:
 def clean_list(name: str, values: Iterable[str]) -> tuple[str, ...]:
     """Return list values stripped, de-duplicated, tags without a leading ``#``.
 
+    ``<private>…</private>`` spans are dropped, as from every text memdir keeps.
+
     A single value that is a JSON array (``'["a", "b"]'``) is read as that array (case B11).
 
     Raises:
@@ -123,7 +125,7 @@ def clean_list(name: str, values: Iterable[str]) -> tuple[str, ...]:
     if len(items) == 1 and isinstance(items[0], str) and items[0].strip().startswith("["):
         try:
             decoded = json.loads(items[0])
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise UsageError(
                 f"{name}: {items[0]!r} looks like a JSON array but is not one"
             ) from exc
@@ -134,7 +136,7 @@ def clean_list(name: str, values: Iterable[str]) -> tuple[str, ...]:
     for item in items:
         if not isinstance(item, str):
             raise UsageError(f"{name} must be strings, not {type(item).__name__}")
-        value = item.strip()
+        value = strip_private(item).strip()
         if name == "tags":
             value = value.lstrip("#").strip()
         if value and value not in out:
@@ -156,6 +158,18 @@ def check_origin(origin: str) -> None:
             f"{', '.join(ACCEPTED_ORIGINS)}); web pages, tool output and other people's words "
             "are untrusted"
         )
+
+
+def clean_reason(reason: str | None) -> str | None:
+    """Return a reason with private spans dropped (``None`` when nothing is left).
+
+    Raises:
+        SecretError: the reason holds a secret.
+    """
+    if reason is None:
+        return None
+    check_text(reason)
+    return strip_private(reason).strip() or None
 
 
 def _check_importance(importance: int) -> int:
@@ -433,7 +447,8 @@ def correct(
     """
     check_origin(origin)
     text = clean_text(text)
-    check_text(text + "\n" + (reason or ""))
+    check_text(text)
+    reason = clean_reason(reason)
     with store_lock(handle.store, "correct", handle.lock_timeout_seconds, queue=handle.lock_queue):
         txn.recover(handle.store, handle.index)
         old, rel = load(handle, record_id)
@@ -499,6 +514,7 @@ def update(
         raise UsageError("update cannot change a record's id or status")
     text_values = [v for v in fields.values() if isinstance(v, str)]
     check_text("\n".join(text_values))
+    reason = clean_reason(reason)
     with store_lock(handle.store, op, handle.lock_timeout_seconds, queue=handle.lock_queue):
         txn.recover(handle.store, handle.index)
         old, rel = load(handle, record_id)
@@ -535,8 +551,7 @@ def set_status(
         SecretError: the reason holds a secret.
         LockTimeoutError, GitError, OSError: from the write.
     """
-    if reason:
-        check_text(reason)
+    reason = clean_reason(reason)
     with store_lock(handle.store, op, handle.lock_timeout_seconds, queue=handle.lock_queue):
         txn.recover(handle.store, handle.index)
         old, rel = load(handle, record_id)

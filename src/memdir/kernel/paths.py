@@ -22,7 +22,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from memdir.kernel.errors import StoreNotFoundError
+from memdir.kernel.errors import StoreLayoutError, StoreNotFoundError
 
 STORE_DIRNAME = ".memdir"
 MANIFEST_NAME = "memdir.toml"
@@ -35,6 +35,42 @@ HOOK_GAVE_UP = "gave up after the"
 and kept its row, so ``memdir health`` reports it as information, not as a failure."""
 HOOK_ROW_LATE = "its row was not written in time"
 """Added to a give-up entry when the event's journal turn or action row was not written."""
+
+
+STORE_ENTRIES = (
+    "records",
+    "journal",
+    "actions",
+    STATE_DIRNAME,
+    MANIFEST_NAME,
+    "index.sqlite",
+    "anatomy.json",
+    "anatomy.md",
+)
+"""The store's own folders and files: none may lead out of the store (DESIGN §10.4)."""
+
+
+def check_layout(store: Path) -> None:
+    """Refuse a store whose own folders or files are symlinks leading out of it.
+
+    A store travels through git, and git checks out symlinks: a shared store may hold
+    ``journal -> ~/elsewhere``. memdir would then read and write outside the store, so it stops
+    instead. Costs a few ``lstat`` calls; hooks call it once per event.
+
+    Raises:
+        StoreLayoutError: the message names the entry and where it leads.
+    """
+    entries = [store / name for name in STORE_ENTRIES]
+    records = store / "records"
+    if records.is_dir() and not records.is_symlink():
+        entries += [folder for folder in records.iterdir() if folder.is_symlink()]
+    for entry in entries:
+        if entry.is_symlink() and not is_within(store, entry):
+            raise StoreLayoutError(
+                f"{entry} is a symbolic link to {os.readlink(entry)}, outside the store; memdir "
+                "reads and writes only inside the store and does not follow it. Replace the "
+                "link with a real folder or file"
+            )
 
 
 def is_store(path: Path) -> bool:
@@ -120,6 +156,7 @@ def resolve_store(
     if named is not None:
         path = Path(named).expanduser()
         if is_store(path):
+            check_layout(path.resolve())
             return path.resolve()
         hint = ""
         if is_store(path / STORE_DIRNAME):
@@ -135,6 +172,7 @@ def resolve_store(
             "no memdir store here or in any parent directory; "
             "run `memdir init` in the project, or pass --store DIR"
         )
+    check_layout(found)
     return found
 
 
@@ -154,8 +192,14 @@ def user_store_dir(env: Mapping[str, str] | None = None) -> Path:
 
 
 def state_dir(store: Path) -> Path:
-    """Return the store's machine-local ``state/`` folder, creating it if needed."""
+    """Return the store's machine-local ``state/`` folder, creating it if needed.
+
+    Raises:
+        StoreLayoutError: ``state/`` (or another store folder) is a symlink out of the store.
+    """
     path = store / STATE_DIRNAME
+    if path.is_symlink():
+        check_layout(store)
     path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -179,13 +223,17 @@ def log_hook_error(store: Path | None, event: str, text: str) -> None:
 
     try:
         target_store = store if store is not None else user_store_dir()
-        log = state_dir(target_store) / HOOK_ERROR_LOG
+        try:
+            log = state_dir(target_store) / HOOK_ERROR_LOG
+        except StoreLayoutError:  # never write through a link out of the store
+            text = f"{text.rstrip()}\n(store {target_store} links outside itself)"
+            log = state_dir(user_store_dir()) / HOOK_ERROR_LOG
         entry = f"--- {now_iso()} {event}\n{redact(text.rstrip())}\n"
 
         if log.exists() and log.stat().st_size > HOOK_ERROR_LOG_MAX_BYTES:
             data = log.read_bytes()
             log.write_bytes(data[len(data) // 2 :])
-        with log.open("a", encoding="utf-8") as fh:
+        with log.open("a", encoding="utf-8", errors="replace") as fh:
             fh.write(entry)
-    except OSError:
+    except (OSError, StoreLayoutError):
         pass  # the error log is best effort: a hook must never fail because of it

@@ -19,7 +19,14 @@ from typing import Any
 
 from memdir.kernel.clock import parse_instant
 from memdir.kernel.errors import RecordParseError, UsageError
-from memdir.kernel.frontmatter import FENCE, dump_value, parse_json_value, segment, split
+from memdir.kernel.frontmatter import (
+    FENCE,
+    dump_value,
+    extra_problem,
+    parse_json_value,
+    segment,
+    split,
+)
 from memdir.kernel.ids import SAFE_ID
 from memdir.kernel.model import (
     ACCEPTED_ORIGINS,
@@ -253,13 +260,17 @@ def dump(record: Record) -> str:
     Unknown keys kept in ``record.extra`` follow the known ones with their raw text unchanged.
 
     Raises:
-        UsageError: a value cannot be written (a lone surrogate, a non-finite number).
+        UsageError: a value cannot be written (a lone surrogate, a non-finite number), or an
+            unknown key would add or override a field (:func:`extra_problem`).
     """
     lines = [FENCE]
     for key in FIELD_ORDER:
         value = getattr(record, key)
         lines.append(f"{key}: {dump_value(list(value) if isinstance(value, tuple) else value)}")
     for key, raw in record.extra:
+        problem = extra_problem(key, raw) or ("a known key" if key in FIELD_ORDER else None)
+        if problem:
+            raise UsageError(f"{record.id}: {problem}")
         separator = "" if not raw or raw[0] in " \n" else " "
         lines.append(f"{key}:{separator}{raw}")
     lines.append(FENCE)

@@ -53,8 +53,9 @@ class Finding:
 
 _START = r"(?<![A-Za-z0-9])"
 _END = r"(?![A-Za-z0-9])"
-_VALUE = r"""(?:(?P<q>["'])(?P<qv>[^"'\n]{1,256})(?P=q)|(?P<v>[^\s"'#,;)}\]]{1,256}))"""
-"""A value: quoted (may hold spaces), or a bare run; at most 256 characters."""
+_VALUE = r"""(?:(?P<q>["'])(?P<qv>[^"'\n]{1,256})(?P=q)|["']?(?P<v>[^\s"'#,;)}\]]{1,256}))"""
+"""A value: quoted (may hold spaces), or a bare run, perhaps after a quote that never closes
+(text cut short after the value); at most 256 characters."""
 
 
 @cache
@@ -252,7 +253,7 @@ def _secret_value(value: str, *, loose: bool) -> bool:
     """
     if len(value) < 6 or _is_reference(value) or "://" in value:
         return False
-    if value[0] in "/~." or "[REDACTED:" in value or value.startswith("file:"):
+    if value[0] in "/~." or "[redacted:" in value.lower() or value.startswith("file:"):
         return False
     if loose:
         shaped = any(c.isdigit() for c in value) or any(not c.isalnum() for c in value)
@@ -277,7 +278,7 @@ _REFERENCE = re.compile(
 """A value that names where a secret comes from instead of being one."""
 
 _PRIVATE_SPAN = re.compile(r"<private>.*?(?:</private>|\Z)", re.DOTALL | re.IGNORECASE)
-_REDACTED = re.compile(r"\[REDACTED:[a-z-]+\]")
+_REDACTED = re.compile(r"(?i)\[REDACTED:[a-z-]+\]")
 
 
 def _is_reference(value: str) -> bool:
@@ -285,7 +286,7 @@ def _is_reference(value: str) -> bool:
 
 
 _MAYBE = re.compile(
-    r"(?i)sk[-_]|rk_|akia|asia|agpa|aida|aroa|anpa|gh[pousr]_|github_pat_|xox|aiza|glpat-|npm_|"
+    r"(?i)sk[-_0-9a-f]|rk_|akia|asia|agpa|aida|aroa|anpa|gh[pousr]_|github_pat_|xox|aiza|glpat-|npm_|"
     r"pypi-|eyj|key|://|secret|token|pass|pwd|pw\b|pin\b|credential|cred|auth|dsn|conn|sas|"
     r"hf_|do[opr]_v1|sg\.|shp|dapi|gsk_|r8_|lin_api|pmak-|sq0|:aa|bearer|mysql|mariadb|"
     r"login|-u\b|--user"
@@ -414,14 +415,17 @@ _SAFE_NAMES = re.compile(r"^\.env\.(?:example|sample|template|dist)$", re.IGNORE
 
 
 def is_secret_path(path: str | PurePath) -> bool:
-    """Return whether a file name marks secret material: ``.env*``, keys, keystores, credentials.
+    """Return whether a path marks secret material: ``.env*``, keys, keystores, credentials.
 
     These files are never read into, described in or recorded by any memdir file
-    (DESIGN §10.5). ``.env.example`` and its kin are ordinary files.
+    (DESIGN §10.5). ``.env.example`` and its kin are ordinary files. A path whose own text
+    holds a secret (``notes-AKIA….txt``) is one too: recording its name would record the secret.
     """
     parts = PurePath(str(path).replace("\\", "/")).parts
     if not parts:
         return False
+    if find_secrets(str(path)):
+        return True
     if any(part in {".ssh", ".gnupg", ".aws"} for part in parts[:-1]):
         return True
     name = parts[-1]

@@ -20,11 +20,13 @@ from typing import Annotated, Any, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import ToolAnnotations
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from memdir import service
+from memdir.kernel import paths
 from memdir.kernel.errors import MemdirError, UsageError
+from memdir.kernel.fence import escape_json
 from memdir.kernel.model import KINDS, STATUSES
 from memdir.mcp.wire import serve_stdio
 from memdir.service import memory, project
@@ -60,8 +62,13 @@ ListArg = Annotated[
 
 
 def _call(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """Run a service call; a memdir error becomes a tool error with its stable code."""
+    """Run a service call; a memdir error becomes a tool error with its stable code.
+
+    The first argument of every call is the store, whose layout is checked first: a store
+    folder linking outside the store is refused, never followed.
+    """
     try:
+        paths.check_layout(args[0])
         return function(*args, **kwargs)
     except MemdirError as err:
         raise ToolError(f"{err.code}: {err}") from err
@@ -88,11 +95,33 @@ def _kind(kind: str | None, default: str | None = "fact") -> str | None:
     return kind
 
 
+class _Server(MCPServer):
+    r"""The SDK's server, with tool results shown safely to the model.
+
+    A result's text is JSON; stored text inside it may hold bidi controls, zero-width or
+    Unicode tag characters (which smuggle invisible instructions to a model) and C1 controls.
+    They are spelled as ``\uXXXX`` escapes in that text, which decodes to the same values; the
+    structured content carries the exact data.
+    """
+
+    async def call_tool(self, *args: Any, **kwargs: Any) -> Any:
+        """Call a tool, then escape the unshowable characters of its text content."""
+        result = await super().call_tool(*args, **kwargs)
+        if isinstance(result, CallToolResult):
+            result.content = [
+                TextContent(type="text", text=escape_json(block.text))
+                if isinstance(block, TextContent)
+                else block
+                for block in result.content
+            ]
+        return result
+
+
 def build_server(store: Path) -> MCPServer:
     """Return a server whose tools and resources act on ``store``."""
     from memdir import __version__
 
-    server = MCPServer("memdir", instructions=INSTRUCTIONS, version=__version__)
+    server = _Server("memdir", instructions=INSTRUCTIONS, version=__version__)
 
     @server.tool(annotations=READ)
     def memory_recall(query: str, limit: Limit = 10, kind: KindField = None) -> dict[str, Any]:
@@ -245,7 +274,8 @@ def build_server(store: Path) -> MCPServer:
     @server.resource("memory://{record_id}", mime_type="application/json")
     def memory_resource(record_id: str) -> str:
         """One record as JSON."""
-        return json.dumps(_call(service.get, store, record_id).to_json(), ensure_ascii=False)
+        record = _call(service.get, store, record_id).to_json()
+        return escape_json(json.dumps(record, ensure_ascii=False))
 
     return server
 

@@ -105,6 +105,8 @@ def parse_reply(content: str) -> list[Proposal]:
         body = fenced.group(1)
     try:
         value = json.loads(body)
+    except RecursionError as exc:
+        raise MalformedReplyError("the reply is nested too deeply") from exc
     except ValueError as exc:
         raise MalformedReplyError(f"the reply is not JSON ({str(exc)[:80]})") from exc
     if not isinstance(value, list):
@@ -172,7 +174,7 @@ def distill(endpoint: Endpoint, transcript: str) -> list[Proposal]:
         raise DistillError(f"the LLM endpoint failed: {type(exc).__name__}: {exc}") from exc
     try:
         reply = json.loads(data)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise MalformedReplyError("the reply body is not JSON") from exc
     if not isinstance(reply, dict):
         raise MalformedReplyError("the reply body is not a JSON object")

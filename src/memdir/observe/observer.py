@@ -31,6 +31,7 @@ from memdir.kernel.journal import journal_files
 from memdir.kernel.lifecycle import Handle
 from memdir.kernel.lock import file_lock
 from memdir.kernel.paths import state_dir
+from memdir.kernel.redact import redact
 from memdir.observe import extract, llm
 
 STATE_NAME = "observer.json"
@@ -138,10 +139,10 @@ def _propose(
             importance=importance,
         )
         observed.candidates.append(done.record.id)
-    except RefusedError as err:
-        observed.dropped.append({"text": text, "why": err.code})
+    except RefusedError as err:  # reported masked: a refused secret is never printed either
+        observed.dropped.append({"text": redact(text), "why": err.code})
     except MemdirError as err:
-        observed.dropped.append({"text": text, "why": f"{err.code}: {err}"})
+        observed.dropped.append({"text": redact(text), "why": f"{err.code}: {err}"})
 
 
 def _distil(

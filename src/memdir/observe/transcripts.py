@@ -283,7 +283,7 @@ def _import_one(
     for end, raw in _lines(path, offset):
         try:
             value = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested too deeply to read
             result.bad_lines += 1
             offset = end
             continue

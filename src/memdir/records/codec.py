@@ -22,7 +22,13 @@ from pathlib import Path, PurePath
 from typing import Any
 
 from memdir.kernel.errors import RecordParseError
-from memdir.kernel.frontmatter import parse_json_value, segment, split
+from memdir.kernel.frontmatter import (
+    MAX_VALUE_DEPTH,
+    nesting_depth,
+    parse_json_value,
+    segment,
+    split,
+)
 from memdir.kernel.model import FIELD_ORDER
 from memdir.kernel.recordfile import Parsed, Problem, build_record, dump, read_canonical
 
@@ -55,9 +61,11 @@ def _load_entry(key: str, raw: str) -> tuple[bool, Any]:
 
     try:
         loaded = yaml.load(f"{key}:{raw}\n", Loader=_string_loader())  # noqa: S506 - a SafeLoader
-    except yaml.YAMLError:
+    except (yaml.YAMLError, RecursionError):  # RecursionError: hand-written [[[[… (too deep)
         return False, raw.strip()
     if not isinstance(loaded, dict) or key not in loaded:
+        return False, raw.strip()
+    if nesting_depth(loaded[key]) > MAX_VALUE_DEPTH:
         return False, raw.strip()
     value = loaded[key]
     return True, "" if value is None else value

@@ -22,12 +22,13 @@ from typing import Any
 from memdir.kernel import gitio, txn
 from memdir.kernel.atomic import write_atomic
 from memdir.kernel.errors import MemdirError, RecordParseError, SecretError
+from memdir.kernel.frontmatter import extra_problem
 from memdir.kernel.index import FileStat, doc_record
 from memdir.kernel.lifecycle import Handle
 from memdir.kernel.lock import store_lock
 from memdir.kernel.model import FIELD_ORDER, relative_path
 from memdir.kernel.recordfile import build_record, dump
-from memdir.kernel.redact import check_text
+from memdir.kernel.redact import check_text, redact
 
 BATCH = 5000
 """Records written and indexed per batch; the git commit comes once, at the end."""
@@ -46,10 +47,30 @@ class BulkImported:
         return {"imported": self.imported, "existing": self.existing, "refused": self.refused}
 
 
+def _masked(record: Any) -> Any:
+    """Return ``record`` with secrets masked in every text it carries.
+
+    memdir never writes a secret into a record, but a person may type one into a file by
+    hand; an export is a capture path and never carries it out (DESIGN §4).
+    """
+    return dataclasses.replace(
+        record,
+        text=redact(record.text),
+        aliases=tuple(redact(a) for a in record.aliases),
+        tags=tuple(redact(t) for t in record.tags),
+        body=redact(record.body),
+        reason=redact(record.reason) if record.reason else record.reason,
+        extra=tuple((key, redact(raw)) for key, raw in record.extra),
+    )
+
+
 def export_lines(handle: Handle, statuses: Iterable[str] = ()) -> Iterator[str]:
-    """Yield every record (of ``statuses``, or all) as one JSON line, oldest first."""
+    """Yield every record (of ``statuses``, or all) as one JSON line, oldest first.
+
+    Secrets typed into a record by hand are masked (:func:`memdir.kernel.redact.redact`).
+    """
     for doc in handle.index.list_docs(statuses=list(statuses), newest_first=False):
-        record = doc_record(doc)
+        record = _masked(doc_record(doc))
         out = record.to_json()
         if record.extra:
             out["extra"] = dict(record.extra)  # other keys (a bug's signature), raw YAML text
@@ -65,6 +86,10 @@ def _record(value: Any, scope: str) -> Any:
     extra = tuple(
         (str(k), str(v)) for k, v in raw_extra.items() if k not in FIELD_ORDER and k != "body"
     )
+    for key, raw in extra:
+        problem = extra_problem(key, raw)
+        if problem:  # raw YAML text must not add or override a field (origin: owner, say)
+            raise RecordParseError(problem)
     record = build_record(values, body=body, path=None, default_scope=scope, extra=extra)
     check_text(
         "\n".join(
@@ -102,7 +127,7 @@ def import_lines(handle: Handle, lines: Iterable[str]) -> BulkImported:
                 continue
             try:
                 record = _record(json.loads(line), handle.manifest.scope)
-            except (ValueError, RecordParseError, SecretError) as err:
+            except (ValueError, RecursionError, RecordParseError, SecretError) as err:
                 why = err.code if isinstance(err, MemdirError) else "not JSON"
                 result.refused.append({"line": number, "why": why})
                 continue

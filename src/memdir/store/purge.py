@@ -70,7 +70,7 @@ class _Needle:
         if stripped.startswith("{"):
             try:
                 value = json.loads(stripped)
-            except ValueError:
+            except (ValueError, RecursionError):
                 value = None
             if isinstance(value, dict):
                 return any(isinstance(v, str) and self.text_carries(v) for v in value.values())

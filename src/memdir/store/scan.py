@@ -18,7 +18,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from memdir.kernel import journal, manifest
+from memdir.kernel import journal, manifest, paths
 from memdir.kernel.errors import IndexFormatError, RecordParseError
 from memdir.kernel.index import INDEX_NAME, FileStat, Index, IndexCorruptError
 from memdir.kernel.lifecycle import Handle, Reader
@@ -144,9 +144,11 @@ def open_handle(store: Path, *, scan: bool = True) -> Handle:
     """Open ``store`` for lifecycle operations, with its index brought up to date.
 
     Raises:
+        StoreLayoutError: a store folder is a symlink leading out of the store.
         ManifestError: ``memdir.toml`` is missing or invalid.
         IndexFormatError: the store or index is from a newer memdir.
     """
+    paths.check_layout(store)
     settings = manifest.load(store)
     index = open_index(store)
     handle = Handle(store, index, settings, read=tolerant_reader(settings.scope))

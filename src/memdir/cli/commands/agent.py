@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from memdir.cli.output import emit, json_option, note, resolve, store_option
+from memdir.cli.output import emit, json_option, note, one_line, resolve, store_option
 from memdir.kernel.channel import cli_origin
 from memdir.kernel.errors import ProvenanceError
 from memdir.kernel.text import truncate
@@ -181,7 +181,7 @@ def _interactive(target: Path, pending: list[dict[str, Any]], origin: str) -> No
         click.echo("no candidates await review")
         return
     for doc in pending:
-        click.echo(f"\n{doc['id']} ({doc['kind']}): {doc['text']}")
+        click.echo(f"\n{doc['id']} ({doc['kind']}): {one_line(doc['text'])}")
         choice = click.prompt(
             "[a]ccept, [r]eject, [e]dit, [s]kip, [q]uit",
             type=click.Choice(["a", "r", "e", "s", "q"]),

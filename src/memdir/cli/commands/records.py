@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from memdir import service
-from memdir.cli.output import emit, json_option, note, resolve, store_option
+from memdir.cli.output import emit, json_option, note, one_line, resolve, store_option
 from memdir.kernel.channel import cli_origin
 from memdir.kernel.errors import ProvenanceError, UsageError
 from memdir.kernel.model import KINDS, STATUSES, Record
@@ -38,7 +38,10 @@ def _read_text(text: str) -> str:
 
 
 def render_record(record: Record) -> str:
-    """Return a record as readable ``key: value`` lines plus its body."""
+    """Return a record as readable ``key: value`` lines plus its body.
+
+    A value's line breaks are shown as ``\\n``, so stored text cannot forge a line.
+    """
     lines = []
     for key, value in record.to_json().items():
         if key == "body":
@@ -49,7 +52,7 @@ def render_record(record: Record) -> str:
             value = ", ".join(f"{k}={v}" for k, v in value.items() if v is not None)
         if value in (None, "", []):
             continue
-        lines.append(f"{key}: {value}")
+        lines.append(f"{key}: {one_line(str(value))}")
     if record.body.strip():
         lines += ["", record.body.rstrip()]
     return "\n".join(lines)

@@ -2,7 +2,8 @@
 
 Writers append whole lines with a single ``write`` on an ``O_APPEND`` file, so concurrent
 processes never interleave bytes within a line (POSIX appends of one ``write`` are atomic with
-respect to the file offset; lines are capped at :data:`MAX_LINE_BYTES`). Readers keep a byte
+respect to the file offset; lines are capped at :data:`MAX_LINE_BYTES`); a rewrite (purge)
+never loses one (:mod:`memdir.kernel.appendlog`). Readers keep a byte
 offset per file and only ever consume complete lines, so a line another process is still
 writing, or one a killed writer left without its newline, waits and is never half-read.
 Imports: standard library only.
@@ -14,6 +15,7 @@ import json
 import os
 from pathlib import Path
 
+from memdir.kernel import appendlog
 from memdir.kernel.errors import JournalOffsetError, UsageError
 
 TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
@@ -36,11 +38,15 @@ def encode_line(obj: dict[str, Any]) -> bytes:
     return line
 
 
-def append_line(path: Path, obj: dict[str, Any]) -> tuple[int, int]:
+def append_line(
+    path: Path, obj: dict[str, Any], *, wait: float = appendlog.APPEND_WAIT_SECONDS
+) -> tuple[int, int]:
     """Append ``obj`` as one line to ``path`` (created with its folder if missing).
 
     A torn last line left by a killed writer (no trailing newline) is first closed with a
-    newline, so the new line never merges into it.
+    newline, so the new line never merges into it. A rewrite of the file in progress (purge)
+    is waited for, at most ``wait`` seconds, and never loses the line
+    (:mod:`memdir.kernel.appendlog`).
 
     Returns:
         ``(offset, length)``: the byte offset where the line starts and its length in bytes.
@@ -50,26 +56,7 @@ def append_line(path: Path, obj: dict[str, Any]) -> tuple[int, int]:
         OSError: the folder cannot be written or the disk is full.
     """
     line = encode_line(obj)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        size = os.fstat(fd).st_size
-        if size and _last_byte(path, size) != b"\n":
-            os.write(fd, b"\n")
-            size += 1
-        os.write(fd, line)
-        # With O_APPEND the descriptor's offset ends exactly where our own write ended, even
-        # when other processes appended before or after it.
-        end = os.lseek(fd, 0, os.SEEK_CUR)
-    finally:
-        os.close(fd)
-    return end - len(line), len(line)
-
-
-def _last_byte(path: Path, size: int) -> bytes:
-    with path.open("rb") as fh:
-        fh.seek(size - 1)
-        return fh.read(1)
+    return appendlog.append(path, line, wait=wait), len(line)
 
 
 class Line:

@@ -6,7 +6,9 @@ Forget retires a belief and keeps its history; purge is for text that must not e
 1. the record file from the working tree;
 2. its rows from the index (and re-indexes the journal files it rewrote);
 3. every journal and action-log line that carried the text (matched on normalised words, so
-   case and punctuation do not hide it), and such lines in ``state/`` logs;
+   case and punctuation do not hide it), and such lines in ``state/`` logs. The logs are
+   rewritten with :func:`memdir.kernel.appendlog.rewrite`, so lines hooks append meanwhile
+   are kept (DESIGN §7);
 4. the file from every commit of the store's history, and the same lines from every historic
    journal blob, by rewriting the history with ``git fast-export`` / ``git fast-import``; commit
    messages that carried the text are replaced. Old objects are then expired and pruned.
@@ -24,8 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memdir.kernel import gitio, journal, txn
-from memdir.kernel.atomic import write_atomic
+from memdir.kernel import appendlog, gitio, journal, txn
 from memdir.kernel.errors import GitError, UsageError
 from memdir.kernel.lifecycle import Handle, load
 from memdir.kernel.lock import store_lock
@@ -92,20 +93,19 @@ class _Needle:
 
 
 def _filter_logs(store: Path, needle: _Needle, erasure: Erasure) -> list[str]:
+    """Drop the carrying lines from every log; hooks appending meanwhile lose nothing."""
     changed = []
-    for folder in ("journal", "actions"):
-        for path in sorted((store / folder).glob("*.jsonl")) if (store / folder).is_dir() else []:
-            data, dropped = needle.filter_bytes(path.read_bytes())
-            if dropped:
-                write_atomic(path, data)
-                changed.append(f"{folder}/{path.name}")
-                erasure.add(folder, f"{folder}/{path.name}: {dropped} line(s)", dropped)
-    state = store / "state"
-    for path in sorted(state.glob("*.log")) if state.is_dir() else []:
-        data, dropped = needle.filter_bytes(path.read_bytes())
-        if dropped:
-            write_atomic(path, data)
-            erasure.add("state", f"state/{path.name}: {dropped} line(s)", dropped)
+    targets = [(folder, "*.jsonl") for folder in ("journal", "actions")] + [("state", "*.log")]
+    for folder, pattern in targets:
+        directory = store / folder
+        for path in sorted(directory.glob(pattern)) if directory.is_dir() else []:
+            done = appendlog.rewrite(
+                path, lambda line: not needle.carries(line.decode("utf-8", "replace"))
+            )
+            if done.dropped:
+                if folder != "state":
+                    changed.append(f"{folder}/{path.name}")
+                erasure.add(folder, f"{folder}/{path.name}: {done.dropped} line(s)", done.dropped)
     return changed
 
 

@@ -1,13 +1,16 @@
 """PostToolUse: the action log, the session's read state, the anatomy of changed files.
 
 Every tool event appends one row to ``actions/YYYY-MM-DD.jsonl`` first, with a single
-``O_APPEND`` write and no lock, so a slow or timed-out hook never loses it. Paths are relative
-to the project; paths outside it (symlinks resolved), inside the store, or naming secret files
-are never recorded (DESIGN §10.4, §10.5). Bash commands are redacted and cut to 300 characters.
+``O_APPEND`` write and no store lock, so a slow or timed-out hook never loses it; a purge
+rewriting the file at that moment is waited for briefly (:mod:`memdir.kernel.appendlog`).
+Paths are relative to the project; paths outside it (symlinks resolved), inside the store, or
+naming secret files are never recorded (DESIGN §10.4, §10.5). Bash commands are redacted and
+cut to 300 characters.
 
 A changed file's anatomy entry is updated under the store lock; when the lock is not free in
 time, the path goes to ``state/anatomy-spool.jsonl`` and the next update or ``memdir scan``
-merges it.
+merges it. Only the merged lines leave the spool (:func:`memdir.kernel.appendlog.drop_head`),
+so a path spooled while another hook merges is never deleted unmerged.
 
 Imports: standard library and the kernel only.
 """
@@ -19,7 +22,7 @@ import re
 
 from memdir.hooks.context import Context
 from memdir.hooks.payload import HookEvent, HookResult
-from memdir.kernel import jsonl, session
+from memdir.kernel import appendlog, jsonl, session
 from memdir.kernel.clock import now_iso
 from memdir.kernel.errors import LockTimeoutError
 from memdir.kernel.lock import store_lock
@@ -75,8 +78,9 @@ def _update_anatomy(context: Context, paths: list[str]) -> None:
     spool = state_dir(context.store) / SPOOL
     try:
         with store_lock(context.store, "anatomy", context.remaining() / 2, queue=False):
+            spooled = jsonl.read_tail(spool, 0)
             pending = [
-                *(line.value.get("path") for line in jsonl.read_tail(spool, 0).lines if line.value),
+                *(line.value.get("path") for line in spooled.lines if line.value),
                 *paths,
             ]
             data = anatomy.load(context.store)
@@ -88,8 +92,9 @@ def _update_anatomy(context: Context, paths: list[str]) -> None:
                     data["files"][rel] = entry.to_json()
                     anatomy.resolve_entry(data, rel)
             anatomy.save(context.store, data)
-            if spool.exists():
-                spool.unlink()
+            if spooled.next_offset:
+                # Only the lines merged here: a path another hook spooled meanwhile stays.
+                appendlog.drop_head(spool, spooled.next_offset, wait=context.remaining() / 2)
     except (LockTimeoutError, anatomy.AnatomyUnreadableError):
         for rel in paths:
             jsonl.append_line(spool, {"path": rel, "at": now_iso()})

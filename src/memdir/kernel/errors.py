@@ -73,10 +73,18 @@ class TransitionError(RefusedError):
 
 
 class NotFoundError(MemdirError):
-    """A record, commit or file named by the caller does not exist (exit 4)."""
+    """A record, commit or file named by the caller does not exist (exit 4).
+
+    ``record_id`` is set when the missing thing is a record, so a caller can say whether it
+    was purged.
+    """
 
     code = "not_found"
     exit_code = 4
+
+    def __init__(self, message: str, *, record_id: str | None = None) -> None:
+        super().__init__(message)
+        self.record_id = record_id
 
 
 class StoreNotFoundError(MemdirError):

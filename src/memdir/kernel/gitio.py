@@ -284,6 +284,50 @@ def log(store: Path, paths: list[str] | None = None, limit: int = 20) -> list[Co
     return commits
 
 
+def purge_subject(record_id: str) -> str:
+    """The start of the message of the commit that purged ``record_id`` (``memdir purge``)."""
+    return f"purge {record_id}:"
+
+
+def purge_commit(store: Path, record_id: str) -> Commit | None:
+    """Return the commit that purged ``record_id``, or ``None`` if it never was.
+
+    Raises:
+        GitError: git failed.
+    """
+    subject = purge_subject(record_id)
+    done = run_git(
+        store,
+        "log",
+        "-1",
+        "-F",
+        f"--grep={subject}",
+        f"--format=%H{_FIELD}%aI{_FIELD}%an{_FIELD}%s{_FIELD}%b",
+        check=False,
+    )
+    fields = done.stdout.decode("utf-8", "replace").strip("\n").split(_FIELD)
+    if done.returncode != 0 or len(fields) != 5 or not fields[3].startswith(subject):
+        return None
+    return Commit(fields[0], fields[1], fields[2], fields[3], fields[4].strip())
+
+
+def purged_ids(store: Path) -> set[str]:
+    """Return the ids of every record purged from this store (from the purge commits).
+
+    Raises:
+        GitError: git failed.
+    """
+    done = run_git(
+        store, "log", "-E", "--grep=^purge [a-z]+-[0-9a-z]+:", "--format=%s", check=False
+    )
+    found = set()
+    for subject in done.stdout.decode("utf-8", "replace").splitlines():
+        head = subject.split(":", 1)[0].split(" ")
+        if len(head) == 2 and head[0] == "purge":
+            found.add(head[1])
+    return found
+
+
 def resolve_commit(store: Path, rev: str) -> str:
     """Return the full hash of commit ``rev``.
 

@@ -2,7 +2,8 @@
 
 Writers append whole lines with a single ``write`` on an ``O_APPEND`` file, so concurrent
 processes never interleave bytes within a line (POSIX appends of one ``write`` are atomic with
-respect to the file offset; lines are capped at :data:`MAX_LINE_BYTES`). Readers keep a byte
+respect to the file offset; lines are capped at :data:`MAX_LINE_BYTES`); a rewrite (purge)
+never loses one (:mod:`memdir.kernel.appendlog`). Readers keep a byte
 offset per file and only ever consume complete lines, so a line another process is still
 writing, or one a killed writer left without its newline, waits and is never half-read.
 Imports: standard library only.
@@ -15,13 +16,13 @@ import os
 import re
 from pathlib import Path
 
+from memdir.kernel import appendlog
 from memdir.kernel.errors import JournalOffsetError, UsageError
 
 TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
 if TYPE_CHECKING:
     from typing import Any
 
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 MAX_LINE_BYTES = 256 * 1024
 """Longest line :func:`append_line` accepts, newline included. Readers rely on it."""
 
@@ -66,11 +67,15 @@ def encode_line(obj: dict[str, Any]) -> bytes:
     return line
 
 
-def append_line(path: Path, obj: dict[str, Any]) -> tuple[int, int]:
+def append_line(
+    path: Path, obj: dict[str, Any], *, wait: float = appendlog.APPEND_WAIT_SECONDS
+) -> tuple[int, int]:
     """Append ``obj`` as one line to ``path`` (created with its folder if missing).
 
     A torn last line left by a killed writer (no trailing newline) is first closed with a
-    newline, so the new line never merges into it.
+    newline, so the new line never merges into it. A rewrite of the file in progress (purge)
+    is waited for, at most ``wait`` seconds, and never loses the line
+    (:mod:`memdir.kernel.appendlog`).
 
     Returns:
         ``(offset, length)``: the byte offset where the line starts and its length in bytes.
@@ -81,47 +86,7 @@ def append_line(path: Path, obj: dict[str, Any]) -> tuple[int, int]:
             that no reader returns, was appended.
     """
     line = encode_line(obj)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:  # never append through a symlink: it may lead out of the store (DESIGN §10.4)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW, 0o644)
-    except OSError as exc:
-        if path.is_symlink():
-            raise OSError(
-                exc.errno, f"{path} is a symbolic link; memdir appends only to its own files"
-            ) from exc
-        raise
-    try:
-        size = os.fstat(fd).st_size
-        if size and _last_byte(path, size) != b"\n":
-            _write_all(fd, b"\n")
-            size += 1
-        written = os.write(fd, line)
-        # With O_APPEND the descriptor's offset ends exactly where our own write ended, even
-        # when other processes appended before or after it.
-        end = os.lseek(fd, 0, os.SEEK_CUR)
-        if written < len(line):
-            # The disk filled up part-way (a short write): finish the line, or fail with the
-            # disk's error. A line left torn is closed by the next append and never read.
-            _write_all(fd, line[written:])
-            end = os.lseek(fd, 0, os.SEEK_CUR)
-    except OSError as exc:
-        exc.filename = exc.filename or str(path)  # "No space left on device: <the journal>"
-        raise
-    finally:
-        os.close(fd)
-    return end - len(line), len(line)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-def _last_byte(path: Path, size: int) -> bytes:
-    with path.open("rb") as fh:
-        fh.seek(size - 1)
-        return fh.read(1)
+    return appendlog.append(path, line, wait=wait), len(line)
 
 
 class Line:

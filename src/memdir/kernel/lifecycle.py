@@ -197,7 +197,9 @@ def load(handle: Handle, record_id: str) -> tuple[Record, str]:
     record_id = check_id(record_id)
     rel = handle.index.get_path(record_id)
     if rel is None:
-        raise NotFoundError(f"no record {record_id!r}; see `memdir list` or `memdir recall`")
+        raise NotFoundError(
+            f"no record {record_id!r}; see `memdir list` or `memdir recall`", record_id=record_id
+        )
     path = handle.store / rel
     try:
         text = path.read_text(encoding="utf-8")

@@ -218,7 +218,9 @@ def log_hook_error(store: Path | None, event: str, text: str) -> None:
     Without a store (the failure happened before one was found) the entry goes to the user
     store's state folder, so ``memdir health`` can still show it.
     """
-    from memdir.kernel.clock import now_iso  # errors are rare: import only when one happens
+    from memdir.kernel import appendlog  # errors are rare: import only when one happens
+    from memdir.kernel.clock import now_iso
+    from memdir.kernel.errors import LockTimeoutError
     from memdir.kernel.redact import redact
 
     try:
@@ -229,11 +231,9 @@ def log_hook_error(store: Path | None, event: str, text: str) -> None:
             text = f"{text.rstrip()}\n(store {target_store} links outside itself)"
             log = state_dir(user_store_dir()) / HOOK_ERROR_LOG
         entry = f"--- {now_iso()} {event}\n{redact(text.rstrip())}\n"
-
-        if log.exists() and log.stat().st_size > HOOK_ERROR_LOG_MAX_BYTES:
-            data = log.read_bytes()
-            log.write_bytes(data[len(data) // 2 :])
-        with log.open("a", encoding="utf-8", errors="replace") as fh:
-            fh.write(entry)
-    except (OSError, StoreLayoutError):
+        size = log.stat().st_size if log.exists() else 0
+        if size > HOOK_ERROR_LOG_MAX_BYTES:
+            appendlog.drop_head(log, size // 2, wait=appendlog.APPEND_WAIT_SECONDS)
+        appendlog.append(log, entry.encode("utf-8"))
+    except (OSError, LockTimeoutError, StoreLayoutError):
         pass  # the error log is best effort: a hook must never fail because of it

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memdir.kernel import gitio, lifecycle, paths
 from memdir.kernel import journal as journal_mod
-from memdir.kernel import lifecycle, paths
-from memdir.kernel.errors import NotFoundError, UsageError
+from memdir.kernel.errors import MemdirError, NotFoundError, UsageError
 from memdir.kernel.ids import check_id
 from memdir.kernel.index import doc_record
 from memdir.kernel.lifecycle import Handle, Written
@@ -32,12 +32,34 @@ from memdir.store.setup import Initialised
 
 @contextmanager
 def opened(store: Path, *, scan_records: bool = True) -> Iterator[Handle]:
-    """Open ``store`` with its index brought up to date; close it afterwards."""
+    """Open ``store`` with its index brought up to date; close it afterwards.
+
+    A record that is not found because it was purged is reported as purged (still
+    :class:`NotFoundError`, exit 4), so the user learns it was erased on purpose.
+    """
     handle = scan.open_handle(store, scan=scan_records)
     try:
         yield handle
+    except NotFoundError as err:
+        raise _explained(store, err) from err
     finally:
         handle.index.close()
+
+
+def _explained(store: Path, err: NotFoundError) -> NotFoundError:
+    if err.record_id is None:
+        return err
+    try:
+        purged = gitio.purge_commit(store, err.record_id)
+    except MemdirError:
+        return err
+    if purged is None:
+        return err
+    return NotFoundError(
+        f"record {err.record_id} was purged on {purged.at[:10]} (commit {purged.hash[:12]}): "
+        "its text was erased from the store and its history; nothing of it remains",
+        record_id=err.record_id,
+    )
 
 
 # --- init ------------------------------------------------------------------------------------

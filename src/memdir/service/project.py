@@ -8,7 +8,7 @@ from typing import Any
 
 from memdir.hosts import HOSTS, get_host
 from memdir.hosts import install as installer
-from memdir.kernel import anatomy, gitio, manifest, paths, session
+from memdir.kernel import anatomy, appendlog, gitio, jsonl, manifest, paths, session
 from memdir.kernel.errors import MemdirError, NotFoundError
 from memdir.kernel.hookio import CANONICAL_EVENTS
 from memdir.kernel.lock import store_lock
@@ -31,6 +31,8 @@ def scan(store: Path) -> anatomy.Scan:
     """
     manifest.load(store)  # a store from a newer memdir is refused before anything is written
     project = project_root(store)
+    spool = store / "state" / "anatomy-spool.jsonl"
+    merged = jsonl.read_tail(spool, 0).next_offset  # the walk below covers these paths
     result = anatomy.scan(project)
     data = {
         "files": {rel: e.to_json() for rel, e in result.entries.items()},
@@ -40,9 +42,9 @@ def scan(store: Path) -> anatomy.Scan:
         kept = anatomy.keep_unreadable(store)
         if kept is not None:
             result.skipped["unreadable anatomy kept as " + kept.name] = 1
-        spool = store / "state" / "anatomy-spool.jsonl"
-        spool.unlink(missing_ok=True)  # a full scan covers every spooled path
         anatomy.save(store, data)
+        if merged:  # paths spooled during the walk stay for the next update
+            appendlog.drop_head(spool, merged)
     return result
 
 

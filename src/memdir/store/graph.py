@@ -57,7 +57,7 @@ def graph(index: Index, record_id: str, depth: int = 1) -> Graph:
     """
     root = check_id(record_id)
     if index.get_doc(root) is None:
-        raise NotFoundError(f"no record {record_id!r}")
+        raise NotFoundError(f"no record {record_id!r}", record_id=root)
     seen = {root: node(index, root)}
     edges: set[tuple[str, str, str]] = set()
     queue = deque([(root, 0)])

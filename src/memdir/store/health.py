@@ -151,16 +151,18 @@ def _symlink_findings(store: Path, report: Report) -> None:
 
 def _link_findings(handle: Handle, report: Report) -> None:
     statuses = handle.index.record_statuses()
+    purged = _Purged(handle)
     for src, dst, via in handle.index.all_links():
         if statuses.get(src) not in ("active", "candidate"):
             continue
         state = statuses.get(dst)
         if state is None or state == "forgotten":
+            gone = "forgotten" if state else "purged" if purged(dst) else "gone"
             report.findings.append(
                 Finding(
-                    "warning",
+                    "info" if gone == "purged" else "warning",
                     "dangling_link",
-                    f"{src} links to {dst}, which is {'gone' if state is None else 'forgotten'}"
+                    f"{src} links to {dst}, which is {gone}"
                     f" ({'[[id]] in the body' if via == 'body' else 'links'})",
                     handle.index.get_path(src),
                     f"`memdir correct {src}` without the link",
@@ -169,11 +171,13 @@ def _link_findings(handle: Handle, report: Report) -> None:
     for doc in handle.index.list_docs():
         later = doc.get("superseded_by")
         if doc["status"] == "superseded" and later and later not in statuses:
+            erased = purged(later)
             report.findings.append(
                 Finding(
-                    "warning",
+                    "info" if erased else "warning",
                     "broken_chain",
-                    f"{doc['id']} is superseded by {later}, which does not exist",
+                    f"{doc['id']} is superseded by {later}, which "
+                    + ("was purged" if erased else "does not exist"),
                     handle.index.get_path(doc["id"]),
                     f"`memdir diff {doc['id']}`",
                 )
@@ -189,6 +193,25 @@ def _link_findings(handle: Handle, report: Report) -> None:
                     f"`memdir forget {earlier} --reason superseded`",
                 )
             )
+
+
+class _Purged:
+    """Whether a missing id was purged on purpose: a reference to it is then no fault.
+
+    The purge commits are read once, and only when a missing id turns up.
+    """
+
+    def __init__(self, handle: Handle) -> None:
+        self.store = handle.store
+        self.ids: set[str] | None = None
+
+    def __call__(self, record_id: str) -> bool:
+        if self.ids is None:
+            try:
+                self.ids = gitio.purged_ids(self.store)
+            except GitError:
+                self.ids = set()
+        return record_id in self.ids
 
 
 def _git_findings(handle: Handle, report: Report) -> None:

@@ -28,7 +28,7 @@ def log(handle: Handle, record_id: str | None = None, limit: int = 20) -> list[g
     if record_id is not None:
         rel = handle.index.get_path(check_id(record_id))
         if rel is None:
-            raise NotFoundError(f"no record {record_id!r}")
+            raise NotFoundError(f"no record {record_id!r}", record_id=record_id)
         paths = [rel]
     return gitio.log(handle.store, paths, limit)
 
@@ -36,32 +36,33 @@ def log(handle: Handle, record_id: str | None = None, limit: int = 20) -> list[g
 def chain(handle: Handle, record_id: str) -> list[dict[str, Any]]:
     """Return the supersession chain through ``record_id``, oldest first (indexed documents).
 
+    A neighbour that no longer exists ends the chain as a stub without text: status
+    ``purged`` when ``memdir purge`` erased it, else ``missing``.
+
     Raises:
         NotFoundError: ``record_id`` names no record.
     """
     start = handle.index.get_doc(check_id(record_id))
     if start is None:
-        raise NotFoundError(f"no record {record_id!r}")
-    older: list[dict[str, Any]] = []
+        raise NotFoundError(f"no record {record_id!r}", record_id=record_id)
     seen = {start["id"]}
-    doc = start
-    while doc.get("supersedes") and doc["supersedes"] not in seen:
-        previous = handle.index.get_doc(doc["supersedes"])
-        if previous is None:
-            break
-        seen.add(previous["id"])
-        older.insert(0, previous)
-        doc = previous
-    newer: list[dict[str, Any]] = []
-    doc = start
-    while doc.get("superseded_by") and doc["superseded_by"] not in seen:
-        following = handle.index.get_doc(doc["superseded_by"])
+    older = _follow(handle, start, "supersedes", seen)
+    newer = _follow(handle, start, "superseded_by", seen)
+    return [*reversed(older), start, *newer]
+
+
+def _follow(handle: Handle, doc: dict[str, Any], key: str, seen: set[str]) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    while doc.get(key) and doc[key] not in seen:
+        following = handle.index.get_doc(doc[key])
         if following is None:
+            gone = gitio.purge_commit(handle.store, doc[key]) is not None
+            found.append({"id": doc[key], "status": "purged" if gone else "missing", "text": None})
             break
         seen.add(following["id"])
-        newer.append(following)
+        found.append(following)
         doc = following
-    return [*older, start, *newer]
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +90,7 @@ def diff(handle: Handle, record_id: str) -> Diff:
     docs = chain(handle, record_id)
     patches = {}
     for doc in docs:
-        rel = handle.index.get_path(doc["id"])
+        rel = handle.index.get_path(doc["id"]) if doc["text"] is not None else None
         patches[doc["id"]] = gitio.file_patches(handle.store, rel) if rel else ""
     return Diff(record_id, docs, patches)
 

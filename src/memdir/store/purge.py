@@ -3,16 +3,22 @@
 Forget retires a belief and keeps its history; purge is for text that must not exist at all
 (a leaked secret, personal data). It removes:
 
-1. the record file from the working tree;
-2. its rows from the index (and re-indexes the journal files it rewrote);
-3. every journal and action-log line that carried the text (matched on normalised words, so
-   case and punctuation do not hide it), and such lines in ``state/`` logs;
-4. the file from every commit of the store's history, and the same lines from every historic
-   journal blob, by rewriting the history with ``git fast-export`` / ``git fast-import``; commit
-   messages that carried the text are replaced. Old objects are then expired and pruned.
+1. the record's file from the working tree, and its rows from the index;
+2. every journal and action-log line (and ``state/*.log`` line) that carries the text of any
+   version of the record, matched on normalised words so case and punctuation do not hide it.
+   The logs are rewritten with :func:`memdir.kernel.appendlog.rewrite`, so hooks appending at
+   the same moment lose nothing (DESIGN §7);
+3. the record's file from every commit of the store's history, the same log lines from every
+   historic log blob, and commit messages that carried the text, by rewriting the history with
+   ``git fast-export`` / ``git fast-import``; old objects are then expired and pruned.
 
-It prints an erasure report naming every place. Copies already pushed to a remote or cloned
-elsewhere are outside the store's reach; the report says so.
+It never edits another record, now or in history: an id is not the secret, so records whose
+``supersedes``, ``superseded_by`` or ``links`` name the purged id keep it, and records whose own
+text holds the purged text are named in the report for the user to purge or correct. The
+working tree, git's index and HEAD agree afterwards (``git status`` is clean).
+
+The report names every place with a count. Copies pushed to a remote or cloned elsewhere are
+outside the store's reach; the report says so.
 """
 
 from __future__ import annotations
@@ -20,52 +26,82 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
-from memdir.kernel import gitio, journal, txn
-from memdir.kernel.atomic import write_atomic
-from memdir.kernel.errors import GitError, UsageError
+from memdir.kernel import appendlog, gitio, journal, txn
+from memdir.kernel.errors import GitError, RecordParseError, UsageError
 from memdir.kernel.lifecycle import Handle, load
 from memdir.kernel.lock import store_lock
-from memdir.kernel.text import normalized_text
+from memdir.kernel.recordfile import read_canonical
+from memdir.kernel.text import is_cjk, normalize, normalized_text
 
 _DATA = re.compile(rb"^data (\d+)$")
+_TEXT_LINE = re.compile(r"^text:[ \t]*(.*)$", re.MULTILINE)
+LOG_FOLDERS = ("journal", "actions")
+"""Tracked append-only logs: their lines are filtered, now and in every historic version."""
+REMOVED_MESSAGE = b"[message removed by memdir purge]\n"
 
 
 @dataclass
 class Erasure:
-    """The erasure report: every place the text was removed from."""
+    """The erasure report: every place the text was removed from, and where it may remain."""
 
     record_id: str
     places: list[dict[str, Any]] = field(default_factory=list)
     caveats: list[str] = field(default_factory=list)
+    still_held_by: list[dict[str, str]] = field(default_factory=list)
 
     def add(self, place: str, detail: str, count: int = 1) -> None:
-        """Record one place the text was removed from."""
+        """Record one place the text was removed from, with how many items there."""
         self.places.append({"place": place, "detail": detail, "count": count})
 
     def to_json(self) -> dict[str, Any]:
         """Return the report as a JSON object."""
-        return {"purged": self.record_id, "places": self.places, "caveats": self.caveats}
+        return {
+            "purged": self.record_id,
+            "places": self.places,
+            "caveats": self.caveats,
+            "still_held_by": self.still_held_by,
+        }
 
 
 class _Needle:
-    """Decides whether a line of text carries the purged record's text or id."""
+    """Decides whether text carries any of the purged texts (all words, in order)."""
 
-    def __init__(self, text: str, record_id: str) -> None:
-        self.words = f" {normalized_text(text)} "
-        self.record_id = record_id
+    def __init__(self, texts: set[str]) -> None:
+        keys = {normalized_text(t) for t in texts if t and t.strip()}
+        self.keys = sorted(k for k in keys if k)
+        # A cheap first test per line: the longest word of each key, when it is plain ASCII
+        # (an escaped non-ASCII word in raw JSON would not match it byte for byte).
+        self.probes = [max(k.split(), key=len) for k in self.keys]
+        self.cjk = {k: k.replace(" ", "") for k in self.keys if any(is_cjk(w) for w in k.split())}
 
     def text_carries(self, value: str) -> bool:
-        """Whether ``value`` holds the record's words in order (normalised)."""
-        return self.words.strip() != "" and self.words in f" {normalized_text(value)} "
+        """Whether ``value`` holds one of the texts, word for word (normalised)."""
+        if not self.keys or not self._maybe(value):
+            return False
+        found = normalized_text(value)
+        padded = f" {found} "
+        for key in self.keys:
+            if f" {key} " in padded:
+                return True
+            compact = self.cjk.get(key)
+            if compact and compact in found.replace(" ", ""):
+                return True  # CJK has no spaces: the text may sit inside a longer run
+        return False
 
-    def carries(self, line: str) -> bool:
-        """Whether one line (JSON or plain text) holds the text or cites the record."""
-        if self.record_id in line:
-            return True
+    def _maybe(self, line: str) -> bool:
+        folded = normalize(line)
+        return any(not probe.isascii() or probe in folded for probe in self.probes)
+
+    def carries(self, raw: bytes) -> bool:
+        """Whether one log line (JSON or plain text) holds one of the texts."""
+        line = raw.decode("utf-8", "replace")
+        if not self.keys or not self._maybe(line):
+            return False  # most lines: no JSON parsing, no word splitting
         stripped = line.strip()
         if stripped.startswith("{"):
             try:
@@ -73,49 +109,50 @@ class _Needle:
             except (ValueError, RecursionError):
                 value = None
             if isinstance(value, dict):
-                return any(isinstance(v, str) and self.text_carries(v) for v in value.values())
+                return any(self.text_carries(s) for s in _strings(value))
         return self.text_carries(line)
 
-    def filter_bytes(self, data: bytes) -> tuple[bytes, int]:
-        """Return ``data`` without the lines that carry the text, and how many were dropped."""
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            return data, 0
-        kept, dropped = [], 0
-        for line in text.splitlines(keepends=True):
+    def sift(self, data: bytes) -> tuple[bytes, int]:
+        """Return ``data`` without the lines that carry a text, and how many were dropped."""
+        kept: list[bytes] = []
+        dropped = 0
+        for line in appendlog.split_lines(data):
             if self.carries(line):
                 dropped += 1
             else:
                 kept.append(line)
-        return ("".join(kept).encode("utf-8"), dropped) if dropped else (data, 0)
+        return (b"".join(kept), dropped) if dropped else (data, 0)
 
 
-def _filter_logs(store: Path, needle: _Needle, erasure: Erasure) -> list[str]:
-    changed = []
-    for folder in ("journal", "actions"):
-        for path in sorted((store / folder).glob("*.jsonl")) if (store / folder).is_dir() else []:
-            data, dropped = needle.filter_bytes(path.read_bytes())
-            if dropped:
-                write_atomic(path, data)
-                changed.append(f"{folder}/{path.name}")
-                erasure.add(folder, f"{folder}/{path.name}: {dropped} line(s)", dropped)
-    state = store / "state"
-    for path in sorted(state.glob("*.log")) if state.is_dir() else []:
-        data, dropped = needle.filter_bytes(path.read_bytes())
-        if dropped:
-            write_atomic(path, data)
-            erasure.add("state", f"state/{path.name}: {dropped} line(s)", dropped)
-    return changed
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
 
 
-def _rewrite_stream(stream: bytes, rel: str, needle: _Needle) -> tuple[bytes, dict[str, int]]:
-    """Rewrite a ``git fast-export`` stream: drop ``rel``, filter blobs and messages."""
-    out: list[bytes] = []
-    counts = {"blobs": 0, "lines": 0, "messages": 0, "file_versions": 0}
-    kind = b""
+def _is_log(path: str) -> bool:
+    parts = PurePosixPath(path).parts
+    return len(parts) == 2 and parts[0] in LOG_FOLDERS and parts[1].endswith(".jsonl")
+
+
+def _record_id(path: str) -> str | None:
+    parts = PurePosixPath(path).parts
+    if len(parts) >= 2 and parts[0] == "records" and path.endswith(".md"):
+        return PurePosixPath(path).stem
+    return None
+
+
+# --- the history as a fast-export stream -------------------------------------------------------
+
+
+def _items(stream: bytes) -> Iterator[tuple[bytes, bytes | None]]:
+    """Yield ``(line, payload)`` for each line of a fast-export stream; payload after ``data``."""
     cursor = 0
-    target = rel.encode("utf-8")
     while cursor < len(stream):
         end = stream.find(b"\n", cursor)
         end = len(stream) if end < 0 else end
@@ -124,40 +161,130 @@ def _rewrite_stream(stream: bytes, rel: str, needle: _Needle) -> tuple[bytes, di
         match = _DATA.match(line)
         if match:
             size = int(match.group(1))
-            payload = stream[cursor : cursor + size]
+            yield line, stream[cursor : cursor + size]
             cursor += size
+        else:
+            yield line, None
+
+
+@dataclass
+class _History:
+    """What the exported history holds, read before anything is changed."""
+
+    stream: bytes
+    blobs: dict[bytes, bytes] = field(default_factory=dict)  # mark -> content
+    uses: dict[bytes, set[str]] = field(default_factory=dict)  # mark -> paths it appears at
+
+    @classmethod
+    def export(cls, store: Path) -> _History:
+        stream = gitio.run_git(
+            store,
+            "fast-export",
+            "--all",
+            "--signed-tags=strip",
+            "--tag-of-filtered-object=drop",
+            "--reencode=yes",
+        ).stdout
+        history = cls(stream)
+        kind, mark = b"", b""
+        for line, payload in _items(stream):
+            if payload is not None:
+                if kind == b"blob":
+                    history.blobs[mark] = payload
+                continue
+            if line.startswith((b"blob", b"commit ", b"reset ", b"tag ")):
+                kind, mark = line.split(b" ", 1)[0], b""
+            elif line.startswith(b"mark "):
+                mark = line[5:]
+            elif line.startswith(b"M "):
+                _, _, ref, path = line.split(b" ", 3)
+                history.uses.setdefault(ref, set()).add(_unquote(path))
+        return history
+
+    def versions(self, rel: str) -> list[bytes]:
+        """Every committed content of ``rel``."""
+        return [blob for mark, blob in self.blobs.items() if rel in self.uses.get(mark, ())]
+
+
+def _unquote(path: bytes) -> str:
+    text = path.decode("utf-8", "replace")
+    if text.startswith('"') and text.endswith('"'):
+        try:
+            return str(json.loads(text))
+        except ValueError:
+            return text
+    return text
+
+
+def _texts_of(content: str, rel: str, scope: str) -> set[str]:
+    """The text and body of one version of a record file (canonical or not)."""
+    try:
+        parsed = read_canonical(content, Path(rel), scope)
+    except RecordParseError:  # an unreadable old version still yields its raw lines
+        parsed = None
+    if parsed is not None:
+        return {parsed.record.text, parsed.record.body}
+    found = set()
+    for raw in _TEXT_LINE.findall(content):
+        value = raw.strip()
+        try:
+            loaded = json.loads(value)
+        except ValueError:
+            loaded = value.strip("'")
+        if isinstance(loaded, str):
+            found.add(loaded)
+    return found
+
+
+def _rewrite_stream(history: _History, rel: str, needle: _Needle) -> tuple[bytes, dict[str, int]]:
+    """Return the stream without ``rel`` and its blobs, with log blobs and messages filtered."""
+    counts = {"blobs": 0, "lines": 0, "messages": 0, "file_versions": 0}
+    only_purged = {m for m, paths in history.uses.items() if paths == {rel}}
+    logs = {m for m, paths in history.uses.items() if paths and all(map(_is_log, paths))}
+    out: list[bytes] = []
+    held: list[bytes] = []  # a blob's lines, until its mark says whether it is kept
+    kind, mark = b"", b""
+    target = rel.encode("utf-8")
+    skip_blank = False  # the optional newline after a dropped blob's data goes with it
+    for line, payload in _items(history.stream):
+        if skip_blank and payload is None and line == b"":
+            skip_blank = False
+            continue
+        skip_blank = False
+        if payload is None and line.startswith((b"blob", b"commit ", b"reset ", b"tag ")):
+            kind, mark = line.split(b" ", 1)[0], b""
+        if kind == b"blob" and payload is None:
+            if line.startswith(b"mark "):
+                mark = line[5:]
+            held.append(line + b"\n")
+            continue
+        if payload is not None:
             if kind == b"blob":
-                payload, dropped = needle.filter_bytes(payload)
-                if dropped:
-                    counts["blobs"] += 1
+                kind, blob_lines, held = b"", held, []
+                if mark in only_purged:
+                    skip_blank = True
+                    continue  # the purged file's own content: not imported at all
+                if mark in logs:
+                    payload, dropped = needle.sift(payload)
+                    counts["blobs"] += bool(dropped)
                     counts["lines"] += dropped
+                out += blob_lines
             elif needle.text_carries(payload.decode("utf-8", "replace")):
-                payload = b"[message removed by memdir purge]\n"
+                payload = REMOVED_MESSAGE
                 counts["messages"] += 1
             out.append(b"data %d\n" % len(payload) + payload)
             continue
-        if line.startswith((b"blob", b"commit ", b"reset ", b"tag ")):
-            kind = line.split(b" ", 1)[0]
         if (line.startswith(b"M ") and line.split(b" ", 3)[-1] == target) or line == b"D " + target:
-            counts["file_versions"] += 1
+            counts["file_versions"] += line.startswith(b"M ")
             continue
         out.append(line + b"\n")
     return b"".join(out), counts
 
 
-def _rewrite_history(store: Path, rel: str, needle: _Needle, erasure: Erasure) -> None:
-    exported = gitio.run_git(
-        store,
-        "fast-export",
-        "--all",
-        "--signed-tags=strip",
-        "--tag-of-filtered-object=drop",
-        "--reencode=yes",
-    ).stdout
-    rewritten, counts = _rewrite_stream(exported, rel, needle)
+def _import(store: Path, stream: bytes) -> None:
     done = subprocess.run(
         [gitio.git_path(), "-C", str(store), "fast-import", "--force", "--quiet"],
-        input=rewritten,
+        input=stream,
         capture_output=True,
         check=False,
     )
@@ -166,15 +293,22 @@ def _rewrite_history(store: Path, rel: str, needle: _Needle, erasure: Erasure) -
     gitio.run_git(store, "reset", "-q")  # git's index follows the rewritten HEAD; files stay
     gitio.run_git(store, "reflog", "expire", "--expire=now", "--all")
     gitio.run_git(store, "gc", "--prune=now", "--quiet")
+
+
+def _rewrite_history(
+    store: Path, history: _History, rel: str, needle: _Needle, erasure: Erasure
+) -> None:
+    rewritten, counts = _rewrite_stream(history, rel, needle)
+    _import(store, rewritten)
     erasure.add(
         "git history",
-        f"{counts['file_versions']} version(s) of {rel} removed from history",
+        f"{counts['file_versions']} version(s) of {rel} removed from every commit",
         counts["file_versions"],
     )
     if counts["lines"]:
         erasure.add(
             "git history",
-            f"{counts['lines']} line(s) removed from {counts['blobs']} historic file(s)",
+            f"{counts['lines']} line(s) removed from {counts['blobs']} historic log file(s)",
             counts["lines"],
         )
     if counts["messages"]:
@@ -184,6 +318,73 @@ def _rewrite_history(store: Path, rel: str, needle: _Needle, erasure: Erasure) -
     erasure.add("git objects", "reflog expired and unreachable objects pruned", 1)
 
 
+# --- the working tree --------------------------------------------------------------------------
+
+
+def _filter_logs(store: Path, needle: _Needle, erasure: Erasure) -> list[str]:
+    """Drop the carrying lines from every log file; return the store paths rewritten."""
+    changed = []
+    targets = [(folder, "*.jsonl") for folder in LOG_FOLDERS] + [("state", "*.log")]
+    for folder, pattern in targets:
+        directory = store / folder
+        for path in sorted(directory.glob(pattern)) if directory.is_dir() else []:
+            done = appendlog.rewrite(path, lambda line: not needle.carries(line))
+            if done.dropped:
+                changed.append(f"{folder}/{path.name}")
+                erasure.add(folder, f"{folder}/{path.name}: {done.dropped} line(s)", done.dropped)
+    return changed
+
+
+def _holders(store: Path, history: _History, rel: str, needle: _Needle) -> list[dict[str, str]]:
+    """Files other than the purged one and the logs that still hold the text, now or before."""
+    found: dict[str, dict[str, str]] = {}
+    for path in sorted(store.joinpath("records").rglob("*.md")):
+        name = path.relative_to(store).as_posix()
+        if name != rel and needle.text_carries(path.read_text("utf-8", "replace")):
+            found[name] = {"id": _record_id(name) or "", "path": name, "in": "working tree"}
+    for mark, blob in history.blobs.items():
+        for name in sorted(history.uses.get(mark, ())):
+            if name == rel or _is_log(name) or name in found:
+                continue
+            if needle.text_carries(blob.decode("utf-8", "replace")):
+                found[name] = {"id": _record_id(name) or "", "path": name, "in": "history"}
+    return sorted(found.values(), key=lambda h: h["path"])
+
+
+def _caveats(handle: Handle, record: Any, erasure: Erasure) -> None:
+    for holder in erasure.still_held_by:
+        who = holder["id"] or holder["path"]
+        if holder["in"] == "working tree":
+            erasure.caveats.append(f"still holds the text: {who} — purge it too or correct it")
+        else:
+            erasure.caveats.append(
+                f"an earlier version of {who} holds the text in history — purge {who} to erase it"
+            )
+    referrers = sorted(
+        {src for src, dst, _ in handle.index.links_of(record.id) if dst == record.id}
+        | {
+            doc["id"]
+            for doc in handle.index.list_docs()
+            if record.id in (doc.get("supersedes"), doc.get("superseded_by"))
+        }
+        - {record.id}
+    )
+    if referrers:
+        erasure.caveats.append(
+            f"{', '.join(referrers)} keep a reference to {record.id} (links or supersession): "
+            "an id is not the text, so they were left unchanged"
+        )
+    if record.supersedes and record.status != "superseded":
+        erasure.caveats.append(
+            f"{record.supersedes} stays superseded: the correction that replaced it is gone, "
+            "so nothing active holds that belief now"
+        )
+    erasure.caveats.append(
+        "copies pushed to a remote or cloned elsewhere are not erased; force-push the store "
+        "and ask other clones to re-clone"
+    )
+
+
 def purge(handle: Handle, record_id: str, *, yes: bool) -> Erasure:
     """Erase ``record_id`` and its text from the store and its history.
 
@@ -191,7 +392,7 @@ def purge(handle: Handle, record_id: str, *, yes: bool) -> Erasure:
         UsageError: ``yes`` is False (purge rewrites history and cannot be undone).
         NotFoundError: no such record.
         GitError: the history rewrite failed (the working tree is already purged).
-        LockTimeoutError: another writer held the store.
+        LockTimeoutError: another writer held the store, or an appender held a log too long.
     """
     if not yes:
         raise UsageError(
@@ -201,30 +402,35 @@ def purge(handle: Handle, record_id: str, *, yes: bool) -> Erasure:
     with store_lock(store, "purge", handle.lock_timeout_seconds, queue=handle.lock_queue):
         txn.recover(store, handle.index)
         record, rel = load(handle, record_id)
-        needle = _Needle(record.text, record.id)
+        history = _History.export(store)
+        texts = {record.text, record.body}
+        for version in history.versions(rel):
+            texts |= _texts_of(version.decode("utf-8", "replace"), rel, handle.manifest.scope)
+        needle = _Needle(texts)
         erasure = Erasure(record.id)
+        erasure.still_held_by = _holders(store, history, rel, needle)
+        _caveats(handle, record, erasure)
         (store / rel).unlink()
         erasure.add("working tree", rel)
         with handle.index.write():
             handle.index.forget_path(rel)
         erasure.add("index", f"record {record.id} and its links")
         changed_logs = _filter_logs(store, needle, erasure)
-        _rewrite_history(store, rel, needle, erasure)
+        _rewrite_history(store, history, rel, needle, erasure)
         tracked = (
             gitio.run_git(store, "ls-files", "--", *changed_logs).stdout.decode().split()
             if changed_logs
             else []
         )
-        gitio.commit(
-            store, tracked, f"purge {record.id}: erased from working tree, index, logs and history"
-        )
+        gitio.commit(store, tracked, purge_message(record.id))
         if changed_logs:
             journal.sync_journal(handle.index, store)
             erasure.add("index", "journal turns re-indexed from the rewritten files")
         handle.index.scrub()
         erasure.add("index", "deleted pages and search segments compacted (VACUUM)")
-    erasure.caveats.append(
-        "copies pushed to a remote or cloned elsewhere are not erased; force-push the store "
-        "and ask other clones to re-clone"
-    )
     return erasure
+
+
+def purge_message(record_id: str) -> str:
+    """The message of the commit that records a purge (:func:`gitio.purge_commit` finds it)."""
+    return f"{gitio.purge_subject(record_id)} erased from working tree, index, logs and history"

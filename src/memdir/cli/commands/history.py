@@ -58,7 +58,7 @@ def diff(record_id: str, store: Path | None, as_json: bool) -> None:
         lines = ["chain (oldest first):"]
         for d in value["chain"]:
             reason = f"  reason: {d['reason']}" if d.get("reason") else ""
-            lines.append(f"  {d['id']}  {d['status']:<10} {d['text']}{reason}")
+            lines.append(f"  {d['id']}  {d['status']:<10} {d['text'] or ''}{reason}".rstrip())
         for rid, patch in value["patches"].items():
             if patch.strip():
                 lines += ["", f"=== {rid}", patch.rstrip()]

@@ -380,10 +380,11 @@ def index_(markdown: bool, store: Path | None, as_json: bool) -> None:
 @store_option
 @json_option
 def purge(record_id: str, yes: bool, store: Path | None, as_json: bool) -> None:
-    """Erase a record's text everywhere: working tree, index, journal, git history.
+    """Erase a record: its file (working tree, index, every commit) and the log lines with its text.
 
-    Prints an erasure report of every place it was removed from. Use forget to
-    retire a belief while keeping its history; purge is for text that must not exist.
+    Prints an erasure report of every place it was removed from, and names other
+    records that still hold the text; it never edits them. Use forget to retire a
+    belief while keeping its history; purge is for text that must not exist.
 
     \b
     Example:

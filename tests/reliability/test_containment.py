@@ -468,5 +468,7 @@ def test_mcp_arguments_naming_outside_paths_read_and_write_nothing_there(jail: J
             ("bug_search", {"query": "../../outside"}),
         ]
     )
-    assert results[0].is_error is False and results[1].is_error is False
+    assert results[0].is_error is False
+    # A bug's file must be inside the project: an outside path is refused, naming the rule.
+    assert results[1].is_error is True and "inside the project" in results[1].content[0].text
     jail.assert_contained()

@@ -35,7 +35,7 @@ from memdir.kernel import hookio
 from memdir.kernel.errors import RecordParseError
 from memdir.kernel.ids import SAFE_ID
 from memdir.kernel.model import ACCEPTED_ORIGINS, FIELD_ORDER, KINDS, SCOPES, STATUSES, Record
-from memdir.kernel.recordfile import dump, read_canonical
+from memdir.kernel.recordfile import ADVISORY, dump, read_canonical
 from memdir.records.codec import parse, read_file
 
 # One fixed sequence of examples per test: deterministic in CI, no .hypothesis folder written
@@ -261,7 +261,8 @@ def test_any_hand_written_file_reads_or_is_quarantined_and_a_rewrite_is_a_fixed_
         parsed.record, body=body + "\n" if body and not body.endswith("\n") else body
     )
     assert again.record == expected  # the next write through memdir keeps every value
-    assert again.canonical and again.warnings == ()
+    # Canonical bytes; only what no rewrite can fix (an id unlike the file name) is still said.
+    assert again.canonical and all(w.code in ADVISORY for w in again.warnings)
 
 
 @settings(FIXED, max_examples=150)

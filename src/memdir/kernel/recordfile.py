@@ -245,6 +245,11 @@ def build_record(
     )
 
 
+ADVISORY = frozenset({"id_mismatch", "bad_timestamp"})
+"""Problems of a record's meaning, not its bytes: a canonical file can have them, no rewrite
+fixes them (only the person can), and ``memdir health`` names them."""
+
+
 def _is_instant(text: str) -> bool:
     """Whether ``text`` is an ISO-8601 date or time (any offset, future allowed)."""
     try:
@@ -318,6 +323,6 @@ def read_canonical(
         default_scope=default_scope,
         warnings=warnings,
     )
-    if warnings or dump(record) != text:
+    if any(w.code not in ADVISORY for w in warnings) or dump(record) != text:
         return None  # anything short of memdir's own bytes goes to the tolerant reader
-    return Parsed(record, (), canonical=True)
+    return Parsed(record, tuple(warnings), canonical=True)

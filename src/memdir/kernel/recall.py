@@ -63,6 +63,8 @@ IMPORTANCE_BASE = 0.75
 IMPORTANCE_STEP = 0.05
 POOL_MIN = 50
 POOL_FACTOR = 5
+POOL_SCAN = 4
+"""The pool is drawn from FTS5's best ``POOL_SCAN × pool`` matches (see :func:`_pool`)."""
 TURN_WEIGHTS = (1.0, 2.0, 0.5)
 """BM25 weights of turns_fts columns: the turn (with its speaker), its month, its neighbours."""
 TURN_CAP = 4000
@@ -218,6 +220,58 @@ def _term_counts(columns: tuple[str, ...], terms: list[str]) -> dict[str, float]
     return weighted
 
 
+_POOL_COLUMNS = (
+    "r.rowid, r.doc, r.importance, r.updated_at, r.tokens,"
+    " records_fts.text, records_fts.aliases, records_fts.tags, records_fts.body"
+)
+
+
+def _pool(
+    index: Index, match: str, kinds: list[str], statuses: list[str], size: int
+) -> list[tuple[Any, ...]]:
+    """Return the ``size`` rows of the wanted kinds and statuses that FTS5's BM25 ranks first.
+
+    FTS5 ranks its matches alone first (a bounded sort in C), and only the best
+    ``POOL_SCAN × size`` are joined to ``records`` to filter them: joining every match before
+    ranking cost 2.5x as much at 100,000 records (benchmarks/scale.py). The result is exact:
+    when fewer than ``size`` of those pass the filter and FTS5 matched more rows than it
+    ranked (a store full of superseded records), the full join runs instead.
+    """
+    where, filters = "", []
+    if statuses:
+        where += f" AND r.status IN ({','.join('?' * len(statuses))})"
+        filters += statuses
+    if kinds:
+        where += f" AND r.kind IN ({','.join('?' * len(kinds))})"
+        filters += kinds
+    scan = POOL_SCAN * size
+    # Only fixed column names and "?" placeholders are interpolated below.
+    fast = (
+        "WITH ranked AS (SELECT rowid, bm25(records_fts, ?, ?, ?, ?) AS score FROM records_fts"  # noqa: S608
+        " WHERE records_fts MATCH ? ORDER BY score LIMIT ?)"
+        f" SELECT {_POOL_COLUMNS} FROM ranked JOIN records r ON r.rowid = ranked.rowid"
+        " JOIN records_fts ON records_fts.rowid = ranked.rowid"
+        f" WHERE 1{where} ORDER BY ranked.score LIMIT ?"
+    )
+    rows = index.conn.execute(fast, [*COLUMN_WEIGHTS, match, scan, *filters, size]).fetchall()
+    if len(rows) == size or not _matches(index, match, scan + 1):
+        return rows
+    exact = (
+        f"SELECT {_POOL_COLUMNS} FROM records_fts JOIN records r ON r.rowid = records_fts.rowid"  # noqa: S608
+        f" WHERE records_fts MATCH ?{where} ORDER BY bm25(records_fts, ?, ?, ?, ?) LIMIT ?"
+    )
+    return index.conn.execute(exact, [match, *filters, *COLUMN_WEIGHTS, size]).fetchall()
+
+
+def _matches(index: Index, match: str, at_least: int) -> bool:
+    """Whether the FTS search matches at least ``at_least`` rows (it stops counting there)."""
+    row = index.conn.execute(
+        "SELECT count(*) FROM (SELECT 1 FROM records_fts WHERE records_fts MATCH ? LIMIT ?)",
+        (match, at_least),
+    ).fetchone()
+    return bool(row[0] >= at_least)
+
+
 def recall(
     index: Index,
     query: str,
@@ -251,23 +305,7 @@ def recall(
         return Recalled(query, tuple(terms), [], (time.perf_counter() - started) * 1000)
     frequencies = document_frequencies(index, terms)
     match = fts_match(searchable(terms, frequencies))
-    kinds, statuses = list(kinds), list(statuses)
-    sql = (
-        "SELECT r.rowid, r.doc, r.importance, r.updated_at, r.tokens,"
-        " records_fts.text, records_fts.aliases, records_fts.tags, records_fts.body"
-        " FROM records_fts JOIN records r ON r.rowid = records_fts.rowid"
-        " WHERE records_fts MATCH ?"
-    )
-    params: list[Any] = [match]
-    if statuses:
-        sql += f" AND r.status IN ({','.join('?' * len(statuses))})"
-        params += statuses
-    if kinds:
-        sql += f" AND r.kind IN ({','.join('?' * len(kinds))})"
-        params += kinds
-    sql += " ORDER BY bm25(records_fts, ?, ?, ?, ?) LIMIT ?"
-    params += [*COLUMN_WEIGHTS, max(POOL_FACTOR * limit, POOL_MIN)]
-    rows = index.conn.execute(sql, params).fetchall()
+    rows = _pool(index, match, list(kinds), list(statuses), max(POOL_FACTOR * limit, POOL_MIN))
     docs, total = index.conn.execute(
         "SELECT docs, tokens FROM fts_stats WHERE name = 'records'"
     ).fetchone()

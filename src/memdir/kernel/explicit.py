@@ -12,73 +12,110 @@ Imports: standard library only.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from functools import cache
+
+TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
 
 _LEAD = r"^\s*(?:(?:also|and|btw|by the way|oh|ok|okay|so|please|pls)\s*[,:]?\s+)*"
-_ENGLISH = [
-    (
-        re.compile(
-            _LEAD + r"(?:please\s+)?(?:remember|note|keep in mind)\s+to\s+(?P<body>.+)$", re.I
-        ),
-        "rule",
-    ),
-    (
-        re.compile(
-            _LEAD
-            + r"(?:please\s+)?(?:remember|note|keep in mind)(?:\s+that)?\s*[:,-]?\s+(?P<body>.+)$",
-            re.I,
-        ),
-        "",
-    ),
-    (
-        re.compile(
-            _LEAD
-            + r"(?:from now on|going forward|in the future|from here on)\s*[,:-]?\s+(?P<body>.+)$",
-            re.I,
-        ),
-        "rule",
-    ),
-]
-_CJK = [
-    (re.compile(r"^\s*(?:请)?记住\s*[:：，,、]?\s*(?P<body>.+)$"), ""),
-    (
-        re.compile(r"^\s*(?:以后|今后|从现在开始|从今以后|往后)\s*[:：，,、]?\s*(?P<body>.+)$"),
-        "rule",
-    ),
-    (re.compile(r"^\s*(?P<body>.+?)(?:を|と|って)?覚えておいて(?:ください|ね)?\s*$"), ""),
-    (re.compile(r"^\s*(?:今後|これから(?:は)?)\s*[、,]?\s*(?P<body>.+)$"), "rule"),
-]
-_NOT_A_REQUEST = re.compile(
-    r"^\s*(?:do|did|can|could|would|will)\s+you\s+remember|^\s*remember\s+(?:when|how|what|who|where|if|whether)\b",
-    re.I,
-)
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+|(?<=[。！？])")
-_RULE_START = re.compile(r"^(?:always|never|don'?t|do not|must|avoid|no\s|stop\s|only\s)", re.I)
-_PREFERENCE = re.compile(
-    r"\b(?:prefer|i like|we like|rather than|instead of)\b|\buse\s+\S+,?\s+not\b", re.I
-)
+_TRIGGERS = (
+    "remember", "note", "keep in mind", "from now on", "going forward", "in the future",
+    "from here on", "记住", "以后", "今后", "从现在开始", "从今以后", "往后", "覚えておいて",
+    "今後", "これから",
+)  # fmt: skip
+"""Words every request pattern needs: a prompt with none of them is not compiled against."""
 
-_DECISION = re.compile(
-    r"\b(?:we decided|decided to|we chose|we agreed|agreed to|going with)\b", re.I
-)
+
+@cache
+def _patterns() -> dict[str, Any]:
+    """Compile the request patterns on first use (a prompt hook pays only when it needs them)."""
+    return {
+        "requests": [
+            (
+                re.compile(
+                    _LEAD + r"(?:please\s+)?(?:remember|note|keep in mind)\s+to\s+(?P<body>.+)$",
+                    re.I,
+                ),
+                "rule",
+            ),
+            (
+                re.compile(
+                    _LEAD + r"(?:please\s+)?(?:remember|note|keep in mind)(?:\s+that)?\s*[:,-]?\s+"
+                    r"(?P<body>.+)$",
+                    re.I,
+                ),
+                "",
+            ),
+            (
+                re.compile(
+                    _LEAD + r"(?:from now on|going forward|in the future|from here on)"
+                    r"\s*[,:-]?\s+(?P<body>.+)$",
+                    re.I,
+                ),
+                "rule",
+            ),
+            (re.compile(r"^\s*(?:请)?记住\s*[:：，,、]?\s*(?P<body>.+)$"), ""),
+            (
+                re.compile(
+                    r"^\s*(?:以后|今后|从现在开始|从今以后|往后)\s*[:：，,、]?\s*(?P<body>.+)$"
+                ),
+                "rule",
+            ),
+            (re.compile(r"^\s*(?P<body>.+?)(?:を|と|って)?覚えておいて(?:ください|ね)?\s*$"), ""),
+            (re.compile(r"^\s*(?:今後|これから(?:は)?)\s*[、,]?\s*(?P<body>.+)$"), "rule"),
+        ],
+        "not_a_request": re.compile(
+            r"^\s*(?:do|did|can|could|would|will)\s+you\s+remember"
+            r"|^\s*remember\s+(?:when|how|what|who|where|if|whether)\b",
+            re.I,
+        ),
+        "sentence_break": re.compile(r"(?<=[.!?])\s+|\n+|(?<=[。！？])"),
+        "rule_start": re.compile(
+            r"^(?:always|never|don'?t|do not|must|avoid|no\s|stop\s|only\s)", re.I
+        ),
+        "preference": re.compile(
+            r"\b(?:prefer|i like|we like|rather than|instead of)\b|\buse\s+\S+,?\s+not\b", re.I
+        ),
+        "decision": re.compile(
+            r"\b(?:we decided|decided to|we chose|we agreed|agreed to|going with)\b", re.I
+        ),
+    }
+
+
 MIN_CHARS = 6
 
 
-@dataclass(frozen=True, slots=True)
 class Request:
-    """An explicit request to remember: the belief's text and its kind."""
+    """An explicit request to remember: the belief's text and its kind.
 
-    text: str
-    kind: str
+    A plain class, not a dataclass: ``dataclasses`` costs a prompt hook 10 ms of imports.
+    """
+
+    __slots__ = ("kind", "text")
+
+    def __init__(self, text: str, kind: str) -> None:
+        self.text = text
+        self.kind = kind
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Request) and (self.text, self.kind) == (other.text, other.kind)
+
+    def __hash__(self) -> int:
+        return hash((self.text, self.kind))
+
+    def __repr__(self) -> str:
+        return f"Request({self.text!r}, {self.kind!r})"
 
 
 def infer_kind(text: str, default: str = "fact") -> str:
     """Return ``rule``, ``preference``, ``decision`` or ``default`` from the wording of ``text``."""
-    if _RULE_START.match(text):
+    found = _patterns()
+    if found["rule_start"].match(text):
         return "rule"
-    if _DECISION.search(text):
+    if found["decision"].search(text):
         return "decision"
-    if _PREFERENCE.search(text):
+    if found["preference"].search(text):
         return "preference"
     return default
 
@@ -92,12 +129,17 @@ def _clean(body: str) -> str:
 def find_requests(prompt: str) -> list[Request]:
     """Return every explicit request to remember in ``prompt``, in order."""
     found: list[Request] = []
-    for piece in _SENTENCE_BREAK.split(prompt):
+    lowered = prompt.lower()
+    if not any(trigger in lowered for trigger in _TRIGGERS):
+        return found
+    compiled = _patterns()
+    for piece in compiled["sentence_break"].split(prompt):
         sentence = piece.strip()
-
-        if not sentence or sentence.endswith(("?", "？")) or _NOT_A_REQUEST.match(sentence):
+        if not sentence or sentence.endswith(("?", "？")):
             continue
-        for pattern, kind in [*_ENGLISH, *_CJK]:
+        if compiled["not_a_request"].match(sentence):
+            continue
+        for pattern, kind in compiled["requests"]:
             hit = pattern.match(sentence)
             if hit is None:
                 continue

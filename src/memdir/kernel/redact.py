@@ -269,20 +269,20 @@ ALLOWED_VALUES = frozenset(
 )
 """Published documentation examples, which are safe to keep in prose."""
 
-_REFERENCE = re.compile(
-    r"^(?:\$\{?|%|<|\{\{)|(?:process\.env|import\.meta\.env|os\.environ|getenv|ENV\[)"
+_REFERENCE = (
+    r"(?i)^(?:\$\{?|%|<|\{\{)|(?:process\.env|import\.meta\.env|os\.environ|getenv|ENV\[)"
     r"|^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$"
-    r"|^(?:x{4,}|\*{4,}|changeme|example|placeholder|redacted|null|none|true|false|\d{1,9})$",
-    re.IGNORECASE,
+    r"|^(?:x{4,}|\*{4,}|changeme|example|placeholder|redacted|null|none|true|false|\d{1,9})$"
 )
-"""A value that names where a secret comes from instead of being one."""
+"""A value that names where a secret comes from instead of being one (compiled on first use:
+``re`` caches it)."""
 
 _PRIVATE_SPAN = re.compile(r"<private>.*?(?:</private>|\Z)", re.DOTALL | re.IGNORECASE)
 _REDACTED = re.compile(r"(?i)\[REDACTED:[a-z-]+\]")
 
 
 def _is_reference(value: str) -> bool:
-    return bool(_REFERENCE.search(value)) or bool(_REDACTED.search(value))
+    return bool(re.search(_REFERENCE, value)) or bool(_REDACTED.search(value))
 
 
 _MAYBE = re.compile(
@@ -359,10 +359,10 @@ def strip_private(text: str) -> str:
     return _PRIVATE_SPAN.sub("", text)
 
 
-_KEEP_PREFIX = re.compile(
+_KEEP_PREFIX = (
     r"^(sk-ant-|sk-proj-|sk-svcacct-|sk-admin-|sk-|gh[pousr]_|github_pat_|xox[abposr]-|AKIA|ASIA|"
     r"AIza|glpat-|npm_|pypi-|sk_live_|sk_test_|rk_live_|rk_test_|eyJ)"
-)
+)  # compiled on first use (``re`` caches it): only a mask needs it
 
 
 def redact(text: str) -> str:
@@ -379,7 +379,7 @@ def redact(text: str) -> str:
     position = 0
     for finding in findings:
         value = text[finding.start : finding.end]
-        prefix_match = _KEEP_PREFIX.match(value)
+        prefix_match = re.match(_KEEP_PREFIX, value)
         prefix = prefix_match.group(1) if prefix_match else ""
         parts.append(text[position : finding.start])
         parts.append(f"{prefix}[REDACTED:{finding.kind}]")

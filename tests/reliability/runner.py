@@ -24,3 +24,14 @@ def memdir(store: Path, *args: str, kill_at: str | None = None) -> subprocess.Co
     done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
     assert "Traceback" not in done.stderr, done.stderr
     return done
+
+
+def git_objects(repo: Path) -> bytes:
+    """Every object in ``repo``'s git database, unreachable ones too (``cat-file --batch``)."""
+    if not (repo / ".git").exists():
+        return b""
+    return subprocess.run(
+        ["git", "-C", str(repo), "cat-file", "--batch-all-objects", "--batch"],
+        capture_output=True,
+        check=True,
+    ).stdout

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ from memdir.kernel.model import Record
 from memdir.kernel.recordfile import dump
 from tests.conftest import git, run_cli
 from tests.hooks.conftest import run_hook
+from tests.reliability.runner import git_objects
 
 CANARY = "CANARY-4f1e-outside-the-project"
 """The line the canary files hold; it must never reach memdir's files or output."""
@@ -85,7 +85,7 @@ class Jail:
         user = paths.user_store_dir()
         found = [str(p) for root in (self.store, user) for p in _files(root) if _holds(p)]
         found += [
-            f"git objects of {r}" for r in (self.store, user) if CANARY.encode() in _objects(r)
+            f"git objects of {r}" for r in (self.store, user) if CANARY.encode() in git_objects(r)
         ]
         found += [f"output {out[:160]!r}" for out in self.outputs if CANARY in out]
         assert not found, "\n".join(found)
@@ -104,16 +104,6 @@ def _files(root: Path) -> Iterator[Path]:
 
 def _holds(path: Path) -> bool:
     return CANARY.encode() in path.read_bytes()
-
-
-def _objects(repo: Path) -> bytes:
-    if not (repo / ".git").exists():
-        return b""
-    return subprocess.run(
-        ["git", "-C", str(repo), "cat-file", "--batch-all-objects", "--batch"],
-        capture_output=True,
-        check=True,
-    ).stdout
 
 
 def _snapshot(folder: Path) -> dict[str, tuple[str, bytes | str, int]]:

@@ -19,7 +19,6 @@ and never echoing the value.
 from __future__ import annotations
 
 import json
-import subprocess
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -38,6 +37,7 @@ from memdir.kernel.redact import _patterns, _value_span, find_secrets
 from memdir.service import project as project_service
 from tests.conftest import run_cli
 from tests.hooks.conftest import HookRun, run_hook
+from tests.reliability.runner import git_objects
 
 # kind -> (text holding one secret, marker: characters of the secret value itself)
 SAMPLES: dict[str, tuple[str, str]] = {
@@ -175,16 +175,6 @@ def _files(root: Path) -> Iterator[Path]:
             yield path
 
 
-def _git_objects(repo: Path) -> bytes:
-    if not (repo / ".git").exists():
-        return b""
-    return subprocess.run(
-        ["git", "-C", str(repo), "cat-file", "--batch-all-objects", "--batch"],
-        capture_output=True,
-        check=True,
-    ).stdout
-
-
 def _leaks(lab: Lab) -> list[str]:
     """Every place the marker reached: files, git objects, printed output."""
     needle = lab.marker.encode()
@@ -196,7 +186,7 @@ def _leaks(lab: Lab) -> list[str]:
     ]
     found += [str(path) for path in lab.extra_files if needle in path.read_bytes()]
     found += [
-        f"git objects of {repo}" for repo in (lab.store, lab.user) if needle in _git_objects(repo)
+        f"git objects of {repo}" for repo in (lab.store, lab.user) if needle in git_objects(repo)
     ]
     found += [f"output: {out[:200]!r}" for out in lab.outputs if lab.marker in out]
     return found

@@ -258,6 +258,21 @@ def doc_record(doc: dict[str, Any]) -> Record:
 BODY_LINK = re.compile(r"\[\[([A-Za-z0-9][A-Za-z0-9._-]{0,127})\]\]")
 
 
+def filter_clause(
+    *, kinds: Iterable[str] = (), statuses: Iterable[str] = (), table: str = ""
+) -> tuple[str, list[Any]]:
+    """Return ``(" AND kind IN (?,…) AND status IN (?,…)", params)`` for the given filters.
+
+    ``table`` prefixes the columns (``"r."``). Only ``?`` placeholders enter the SQL text.
+    """
+    where, params = "", []
+    for column, values in (("kind", list(kinds)), ("status", list(statuses))):
+        if values:
+            where += f" AND {table}{column} IN ({','.join('?' * len(values))})"
+            params += values
+    return where, params
+
+
 class Index:
     """An open connection to a store's index. Use as a context manager or call :meth:`close`."""
 
@@ -515,15 +530,8 @@ class Index:
         newest_first: bool = True,
     ) -> list[dict[str, Any]]:
         """Return indexed records filtered by kind and status, newest ``updated_at`` first."""
-        sql = "SELECT doc FROM records WHERE 1=1"
-        params: list[Any] = []
-        kinds, statuses = list(kinds), list(statuses)
-        if kinds:
-            sql += f" AND kind IN ({','.join('?' * len(kinds))})"
-            params += kinds
-        if statuses:
-            sql += f" AND status IN ({','.join('?' * len(statuses))})"
-            params += statuses
+        where, params = filter_clause(kinds=kinds, statuses=statuses)
+        sql = f"SELECT doc FROM records WHERE 1=1{where}"  # noqa: S608 - placeholders only
         sql += f" ORDER BY updated_at {'DESC' if newest_first else 'ASC'}, id"
         if limit is not None:
             sql += " LIMIT ?"

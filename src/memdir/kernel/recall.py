@@ -45,7 +45,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from memdir.kernel.clock import age_days
-from memdir.kernel.index import Index
+from memdir.kernel.index import Index, filter_clause
 from memdir.kernel.text import QUESTION_WORDS, fts_match, is_cjk, query_terms, term_words
 from memdir.kernel.text import terms as term_list
 
@@ -237,13 +237,7 @@ def _pool(
     when fewer than ``size`` of those pass the filter and FTS5 matched more rows than it
     ranked (a store full of superseded records), the full join runs instead.
     """
-    where, filters = "", []
-    if statuses:
-        where += f" AND r.status IN ({','.join('?' * len(statuses))})"
-        filters += statuses
-    if kinds:
-        where += f" AND r.kind IN ({','.join('?' * len(kinds))})"
-        filters += kinds
+    where, filters = filter_clause(kinds=kinds, statuses=statuses, table="r.")
     scan = POOL_SCAN * size
     # Only fixed column names and "?" placeholders are interpolated below.
     fast = (

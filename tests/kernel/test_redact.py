@@ -113,6 +113,8 @@ SHAPES = [
     'curl -H "Authorization: Bearer abcdef0123456789abcdef0123456789" https://x',
     "curl -H 'X-Api-Key: 9f8e7d6c5b4a39281706f5e4d3c2b1a0' https://x",
     "mysql -u root -phunter2hunter2 prod",
+    "mysql -u root -p'hunter2hunter2' prod",
+    'mysqldump -u root -p"hunter2hunter2" prod',
     "docker login -u me -p hunter2hunter2 registry.example.com",
     "export DB_PASS=hunter2hunter2",
     "sshpass -p hunter2hunter2 ssh root@host",

@@ -295,6 +295,15 @@ def test_every_malformed_request_gets_a_json_rpc_error(store: Path, tmp_path: Pa
         '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"memory_recall",'
         '"arguments":{"query":"\\ud800"}}}',
         json.dumps({"jsonrpc": "2.0", "id": 9, "method": "tools/list"}),
+        # The last line, then stdin closes at once: the call still gets its answer.
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 10,
+                "method": "tools/call",
+                "params": {"name": "memory_remember", "arguments": {"text": "Piped and answered"}},
+            }
+        ),
     ]
     done = subprocess.run(
         [sys.executable, "-m", "memdir", "serve"],
@@ -317,5 +326,7 @@ def test_every_malformed_request_gets_a_json_rpc_error(store: Path, tmp_path: Pa
         (8, -32602),
     ]
     by_id = {r["id"]: r for r in replies if "result" in r}
-    assert set(by_id) >= {1, 9}  # the server kept serving after every bad line
+    assert set(by_id) >= {1, 9, 10}  # it kept serving after every bad line, and drained
+    assert by_id[10]["result"]["isError"] is False
+    assert [r.text for r in service.list_records(store)] == ["Piped and answered"]
     assert len(done.stderr) < 20_000  # a 100 KB id is not repeated into the log

@@ -109,3 +109,24 @@ def test_head_is_read_from_loose_and_packed_refs_as_git_reads_it(store: Path) ->
     fresh.mkdir()
     git(fresh, "init", "-q")
     assert gitio.head_commit(fresh) == ""
+
+
+def test_a_near_duplicate_that_changes_nothing_makes_no_commit(store: Path) -> None:
+    first = service.remember(store, "The queue is Kafka").record
+    count = git(store, "rev-list", "--count", "HEAD")
+    for _ in range(3):  # same text, same second or not: never an empty commit
+        again = service.remember(store, "the queue is kafka")
+        assert again.record.id == first.id
+    for commit in git(store, "rev-list", "HEAD").split():
+        changed = git(store, "show", "--format=", "--name-only", commit).strip()
+        assert changed, git(store, "show", "-s", "--format=%s", commit)  # no empty commit
+    assert int(git(store, "rev-list", "--count", "HEAD")) <= int(count) + 3
+
+
+def test_diff_prints_the_patch_on_its_own_lines(store: Path) -> None:
+    old = service.remember(store, "The queue is RabbitMQ").record
+    service.correct(store, old.id, "The queue is Kafka", reason="migrated")
+    result = run_cli("diff", old.id)
+    assert result.exit_code == 0
+    assert "\\n" not in result.stdout
+    assert any(line.startswith("+text:") for line in result.stdout.splitlines())

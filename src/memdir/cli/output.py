@@ -110,16 +110,20 @@ def emit_json(value: Any) -> None:
     click.echo(escape_json(json.dumps(value, ensure_ascii=False, indent=2)))
 
 
-def emit(value: Any, *, as_json: bool, render: Callable[[Any], str]) -> None:
+def emit(
+    value: Any, *, as_json: bool, render: Callable[[Any], str], multiline: bool = False
+) -> None:
     """Print ``value``: as JSON with ``--json``, else as ``render(value)`` text.
 
     The renderer sees every string value already :func:`one_line` safe, and what it returns
-    is :func:`terminal_safe` (its own line breaks are kept).
+    is :func:`terminal_safe` (its own line breaks are kept). ``multiline`` keeps the line breaks
+    inside values too (a diff's patch, whose lines carry their own ``+``/``-`` markers, so no
+    line of stored text can pass for one of memdir's); control characters are still escaped.
     """
     if as_json:
         emit_json(value)
     else:
-        text = render(_safe_values(value))
+        text = render(value if multiline else _safe_values(value))
         if text:
             click.echo(terminal_safe(text))
 

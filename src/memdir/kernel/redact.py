@@ -162,7 +162,7 @@ def _patterns() -> list[tuple[str, re.Pattern[str], int | str]]:
                 r"[^\s:\"']{1,128}:([^\s\"']{3,256})"
                 # mysql -pPASSWORD (attached, as the mysql clients take it)
                 r"|(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b"
-                r"[^\n|;&]{0,200}?[ \t]-p([^\s\"'-][^\s\"']{2,255})"
+                r"[^\n|;&]{0,200}?[ \t]-p[\"']?([^\s\"'-][^\s\"']{2,255})"
                 # sshpass -p X, docker/podman/helm … login -p X
                 r"|(?:sshpass|(?:docker|podman|nerdctl|buildah|helm|oras|skopeo)"
                 r"[ \t]+(?:registry[ \t]+)?login)"

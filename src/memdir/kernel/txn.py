@@ -76,9 +76,20 @@ def apply(store: Path, index: Index, changes: list[Change], message: str) -> Non
     """
     gitio.git_path()  # fail before touching anything when git is missing
     texts = {c.path: (dump(c.record) if c.record is not None else None) for c in changes}
+    if all(_unchanged(store, rel, text) for rel, text in texts.items()):
+        return  # the same bytes again (a near-duplicate within the same second): no empty commit
     intent = {"message": message, "files": texts}
     write_atomic(_intent_path(store), json.dumps(intent, ensure_ascii=False).encode("utf-8"))
     _replay(store, index, texts, message)
+
+
+def _unchanged(store: Path, rel: str, text: str | None) -> bool:
+    """Whether writing ``text`` at ``rel`` would change nothing on disk."""
+    path = store / rel
+    try:
+        return text is not None and path.read_bytes() == text.encode("utf-8")
+    except OSError:
+        return False
 
 
 def _replay(

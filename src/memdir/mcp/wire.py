@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 
+from memdir.kernel.redact import redact
+
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
@@ -40,18 +42,36 @@ LOGGED_CHARS = 200
 """Most characters of a bad line repeated in the log (a 100 KB id must not flood stderr)."""
 
 
+DRAIN_SECONDS = 60.0
+"""Longest wait, after the client closes stdin, for the requests it sent to be answered."""
+
+
 class SerialWriter:
-    """A text sink whose ``write`` calls never overlap: one lock around each line."""
+    """A text sink whose ``write`` calls never overlap: one lock around each line.
+
+    It also notes the id of every response written, so the reader can tell when every request
+    it passed on has been answered (see :meth:`CheckedLines.__aiter__`).
+    """
 
     def __init__(self, sink: anyio.AsyncFile[str]) -> None:
         self._sink = sink
         self._lock = anyio.Lock()
+        self.answered: set[Any] = set()
+        self.changed = anyio.Event()
 
     async def write(self, text: str) -> None:
         """Write ``text`` (one whole JSON-RPC line) while holding the lock."""
         async with self._lock:
             await self._sink.write(text)
             await self._sink.flush()
+        try:
+            sent = json.loads(text)
+        except ValueError:
+            return
+        if isinstance(sent, dict) and ("result" in sent or "error" in sent):
+            self.answered.add(_key(sent.get("id")))
+            self.changed.set()
+            self.changed = anyio.Event()
 
     async def flush(self) -> None:
         """Flush (each write already has)."""
@@ -79,7 +99,8 @@ def check_line(line: str) -> tuple[bool, str | None]:
     try:
         value = json.loads(line)
     except (ValueError, RecursionError) as exc:
-        log.warning("not JSON, answered with a parse error: %.*s", LOGGED_CHARS, line.strip())
+        shown = redact(line.strip()[: LOGGED_CHARS * 4])  # the log is a capture path too
+        log.warning("not JSON, answered with a parse error: %.*s", LOGGED_CHARS, shown)
         return False, _error(None, PARSE_ERROR, f"Parse error: {str(exc)[:LOGGED_CHARS]}")
     if not isinstance(value, dict):
         return False, _error(None, INVALID_REQUEST, "Invalid Request: not a JSON object")
@@ -98,7 +119,8 @@ def check_line(line: str) -> tuple[bool, str | None]:
         jsonrpc_message_adapter.validate_json(line, by_name=False)
     except (ValidationError, ValueError) as exc:
         if "id" not in value or is_reply:
-            log.warning("an invalid message without an id was dropped: %.*s", LOGGED_CHARS, exc)
+            shown = redact(str(exc)[: LOGGED_CHARS * 4])
+            log.warning("an invalid message without an id was dropped: %.*s", LOGGED_CHARS, shown)
             return False, None
         detail = str(exc).splitlines()[0][:LOGGED_CHARS]
         return False, _error(request_id, INVALID_PARAMS, f"Invalid params: {detail}")
@@ -113,13 +135,34 @@ class CheckedLines:
         self._replies = replies
 
     async def __aiter__(self) -> AsyncIterator[str]:
-        """Yield each valid line; answer each malformed request on the wire."""
+        """Yield each valid line; answer each malformed request on the wire.
+
+        When the client closes stdin (``echo … | memdir serve``), the SDK would end the session
+        at once and drop the calls still running; instead the end is held back until every
+        request passed on has its response, for at most :data:`DRAIN_SECONDS`.
+        """
+        asked: set[Any] = set()
         async for line in self._source:
             ok, reply = check_line(line)
             if ok:
+                request = json.loads(line)
+                if isinstance(request, dict) and "method" in request and "id" in request:
+                    asked.add(_key(request["id"]))
                 yield line
             elif reply is not None:
                 await self._replies.write(reply)
+        with anyio.move_on_after(DRAIN_SECONDS):
+            while not asked <= self._replies.answered:
+                await self._replies.changed.wait()
+
+
+def _key(request_id: Any) -> Any:
+    """A hashable form of a JSON-RPC id (a string, a number or null)."""
+    return (
+        request_id
+        if isinstance(request_id, str | int | float) or request_id is None
+        else repr(request_id)
+    )
 
 
 def serve_stdio(server: MCPServer) -> None:

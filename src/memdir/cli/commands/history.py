@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from memdir import service
-from memdir.cli.output import emit, json_option, resolve, store_option
+from memdir.cli.output import emit, json_option, one_line, resolve, store_option
 
 
 @click.command()
@@ -57,14 +57,15 @@ def diff(record_id: str, store: Path | None, as_json: bool) -> None:
     def render(value: dict[str, Any]) -> str:
         lines = ["chain (oldest first):"]
         for d in value["chain"]:
-            reason = f"  reason: {d['reason']}" if d.get("reason") else ""
-            lines.append(f"  {d['id']}  {d['status']:<10} {d['text'] or ''}{reason}".rstrip())
+            reason = f"  reason: {one_line(d['reason'])}" if d.get("reason") else ""
+            text = one_line(d["text"] or "")
+            lines.append(f"  {one_line(d['id'])}  {d['status']:<10} {text}{reason}".rstrip())
         for rid, patch in value["patches"].items():
             if patch.strip():
-                lines += ["", f"=== {rid}", patch.rstrip()]
+                lines += ["", f"=== {one_line(rid)}", patch.rstrip()]
         return "\n".join(lines)
 
-    emit(found.to_json(), as_json=as_json, render=render)
+    emit(found.to_json(), as_json=as_json, render=render, multiline=True)
 
 
 @click.command()

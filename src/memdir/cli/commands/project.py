@@ -25,9 +25,7 @@ def _render_plan(v: dict[str, Any], verb: str) -> str:
     return "\n".join(lines)
 
 
-@click.command()
-@click.option("--host", required=True, type=HOST_CHOICE, help="The coding agent to wire up.")
-@click.option(
+_dir_option = click.option(
     "--dir",
     "directory",
     type=click.Path(exists=True, file_okay=False, path_type=Path),
@@ -35,6 +33,11 @@ def _render_plan(v: dict[str, Any], verb: str) -> str:
     show_default=True,
     help="The project folder.",
 )
+
+
+@click.command()
+@click.option("--host", required=True, type=HOST_CHOICE, help="The coding agent to wire up.")
+@_dir_option
 @json_option
 def install(host: str, directory: Path, as_json: bool) -> None:
     """Wire memdir into a host: hooks, MCP server entry, instruction block.
@@ -53,14 +56,7 @@ def install(host: str, directory: Path, as_json: bool) -> None:
 
 @click.command()
 @click.option("--host", required=True, type=HOST_CHOICE, help="The coding agent to unwire.")
-@click.option(
-    "--dir",
-    "directory",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    default=".",
-    show_default=True,
-    help="The project folder.",
-)
+@_dir_option
 @json_option
 def uninstall(host: str, directory: Path, as_json: bool) -> None:
     """Remove exactly what `memdir install` added for a host.

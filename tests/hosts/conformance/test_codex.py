@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,6 +63,28 @@ COMPACT_LIMIT = 5000
 """``model_auto_compact_token_limit``: the first turn reports more, so the resume compacts."""
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop")
 LOGGED_EVENTS = (*EVENTS, "PreCompact", "PostCompact")
+
+
+# Known bugs being fixed by others (issue 8); each mark goes once the fix lands on main.
+BUG_PATCH = pytest.mark.xfail(
+    strict=True,
+    reason="issue 8, engineer hookpath: apply_patch Add/Update/Move/Delete not parsed into writes",
+)
+BUG_SHELL_READ = pytest.mark.xfail(
+    strict=True,
+    reason="issue 8, engineer hookpath: shell reads (cat, sed -n) not logged or gated as reads",
+)
+BUG_MCP_ENTRY = pytest.mark.xfail(
+    strict=True,
+    reason="issue 8, engineer installer: install writes no [mcp_servers.memdir] to .codex/config.toml",
+)
+BUG_TRUST_MESSAGE = pytest.mark.xfail(
+    strict=True,
+    reason="issue 8, engineer installer: install and `memdir hosts` do not say Codex needs /hooks trust",
+)
+BUG_DOCTOR = pytest.mark.xfail(
+    strict=True, reason="issue 8, engineer installer: no `memdir doctor` yet"
+)
 
 REMEMBER = "Please remember that the release branch is called trunk-stable."
 PATCH = """\
@@ -354,6 +377,7 @@ def test_mcp_server_connected_and_answered(codex_run: CodexRun) -> None:
     assert '"id"' in remember and "error" not in remember.lower()[:200], remember[:500]
 
 
+@BUG_MCP_ENTRY
 def test_install_writes_the_mcp_server_into_the_project_codex_config(codex_run: CodexRun) -> None:
     """Install puts ``[mcp_servers.memdir]`` into ``.codex/config.toml`` (not by hand)."""
     assert codex_run.notes == []
@@ -448,6 +472,7 @@ def _call_no(call_id: str) -> int:
     return int(call_id.rsplit("_", 1)[-1])
 
 
+@BUG_SHELL_READ
 def test_second_full_read_was_refused(codex_run: CodexRun) -> None:
     """The same ``cat`` of an unchanged file is refused once; the first read and the ranged
     ``sed -n`` read pass (memdir's shell-read rule, docs/hosts.md)."""
@@ -459,6 +484,7 @@ def test_second_full_read_was_refused(codex_run: CodexRun) -> None:
     assert ranged_key.endswith("src/app.py") and "return" in ranged
 
 
+@BUG_SHELL_READ
 def test_shell_reads_are_logged_as_reads(codex_run: CodexRun) -> None:
     """``cat`` and ``sed -n`` of project files count as reads of those files."""
     state = read_state(codex_run.box.store)
@@ -469,6 +495,7 @@ def test_shell_reads_are_logged_as_reads(codex_run: CodexRun) -> None:
     assert "notes.txt" in reads or "notes.txt" in json.dumps(_actions(codex_run)), reads
 
 
+@BUG_PATCH
 def test_apply_patch_is_an_action_row_per_file(codex_run: CodexRun) -> None:
     """The patch's add, update, move and delete each left a row naming the file."""
     rows = _actions(codex_run)
@@ -477,12 +504,19 @@ def test_apply_patch_is_an_action_row_per_file(codex_run: CodexRun) -> None:
         assert name in paths, f"no action row for {name}: {paths[:1500]}"
 
 
+@BUG_PATCH
 def test_file_map_knows_the_written_files(codex_run: CodexRun) -> None:
-    """The session's written files and the file map reflect the patch."""
+    """The file map holds the added and moved-to files, and not the deleted or moved-away ones."""
     state = read_state(codex_run.box.store)
     written = json.dumps([s.get("written") for s in state.sessions.values()])
     for name in ("added.txt", "notes.txt", "src/moved.py"):
         assert name in written, written
+    files = set(state.anatomy.get("files", {}))
+    spool = codex_run.box.store / "state" / "anatomy-spool.jsonl"
+    spooled = spool.read_text() if spool.exists() else ""
+    for name in ("added.txt", "src/moved.py"):
+        assert name in files or f'"{name}"' in spooled, (sorted(files), spooled)
+    assert "README.md" not in files and "src/app.py" not in files, sorted(files)
 
 
 def test_one_checkpoint_per_compaction(codex_run: CodexRun) -> None:
@@ -527,3 +561,76 @@ def test_record_fixtures(codex_run: CodexRun) -> None:
         chosen.setdefault(name, payload)
     for name, payload in chosen.items():
         write_fixture(payload, FIXTURE_DIR / f"{name}.json", rewrite)
+
+
+# --------------------------------------------------------------------------- before trust
+
+
+@BUG_TRUST_MESSAGE
+def test_install_and_hosts_say_codex_needs_the_user_to_trust_the_hooks(
+    codex_run: CodexRun,
+) -> None:
+    """A user who installs for Codex is told to trust the hooks with ``/hooks``."""
+    box = codex_run.box
+    install = box.memdir("install", "--host", "codex", "--dir", str(box.project))
+    hosts = box.memdir("hosts")
+    assert install.returncode == 0 and hosts.returncode == 0
+    assert "/hooks" in install.stdout + install.stderr, install.stdout
+    codex_line = hosts.stdout[hosts.stdout.index("codex") :]
+    assert "/hooks" in codex_line[: codex_line.find("\ngemini")], hosts.stdout
+
+
+@pytest.fixture(scope="module")
+def untrusted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Sandbox, dict[str, str], Path]:
+    """A second sandbox: project trusted, memdir's hooks not (the state right after install)."""
+    binary = host_binary("codex")
+    box = make_sandbox(tmp_path_factory.mktemp("codex_untrusted"), "codex")
+    return box, {}, binary
+
+
+def test_untrusted_hooks_do_not_run_and_doctor_says_so(
+    untrusted: tuple[Sandbox, dict[str, str], Path],
+) -> None:
+    """Before trust Codex skips memdir's hooks silently; ``--dangerously-bypass-hook-trust``
+    (this test only) runs them, so trust is the only gate; ``memdir doctor`` reports it."""
+    box, _, binary = untrusted
+    script = CodexScript({"t1": [final("untrusted turn done")], "t2": [final("bypass done")]})
+    with LoopbackServer(script) as server:
+        _, env = _codex_home(box, server.url)
+        app = AppServer(binary, box, env)
+        try:
+            hooks, _ = app.hooks(box.project)
+        finally:
+            app.close()
+        exec_args = [str(binary), "exec", "--sandbox", "workspace-write", "--skip-git-repo-check"]
+        plain = box.run([*exec_args, "First prompt, hooks untrusted. <<t1>>"], env=env)
+        bypass = box.run(
+            [*exec_args, "--dangerously-bypass-hook-trust", "Second prompt. <<t2>>"], env=env
+        )
+    assert {h["trustStatus"] for h in _memdir_hooks(hooks)} == {"untrusted"}
+    assert plain.returncode == 0 and bypass.returncode == 0, plain.stderr + bypass.stderr
+    assert "hook: SessionStart" not in plain.stderr
+    assert "hook: SessionStart Completed" in bypass.stderr
+    users = [t["text"] for t in read_state(box.store).journal if t.get("who") == "user"]
+    assert not any("<<t1>>" in u for u in users) and any("<<t2>>" in u for u in users), users
+    _doctor_reports_untrusted(box, env)
+
+
+@BUG_DOCTOR
+def test_doctor_reports_untrusted_codex_hooks(
+    untrusted: tuple[Sandbox, dict[str, str], Path],
+) -> None:
+    """``memdir doctor`` asks Codex and reports memdir's hooks as not trusted yet."""
+    box, _, _ = untrusted
+    with LoopbackServer(CodexScript({})) as server:
+        _, env = _codex_home(box, server.url)
+        _doctor_reports_untrusted(box, env, required=True)
+
+
+def _doctor_reports_untrusted(box: Sandbox, env: dict[str, str], *, required: bool = False) -> None:
+    done = box.run([sys.executable, "-m", "memdir", "doctor"], env=env, timeout=120)
+    if "No such command" in done.stderr and not required:
+        return  # doctor has not landed: test_doctor_reports_untrusted_codex_hooks says so
+    text = (done.stdout + done.stderr).lower()
+    assert "codex" in text and "untrusted" in text.replace("not trusted", "untrusted"), text
+    assert done.returncode != 0, text

@@ -423,3 +423,23 @@ def test_a_decided_proposal_cannot_be_decided_again_nor_by_the_agent(store: Path
     second = service.forget(store, owners.id, "x", caller=AGENT).proposal
     assert first is not None and second is not None and first.id == second.id
     assert [p["id"] for p in memory.proposals_pending(store)] == [first.id]
+
+
+@pytest.mark.slow
+def test_a_write_completed_after_a_kill_still_names_who_made_it(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.reliability.runner import memdir
+
+    monkeypatch.setenv("CLAUDECODE", "1")
+    killed = memdir(store, "remember", "The cache is warmed at boot", kill_at="git:update-ref#1")
+    assert killed.returncode == -9
+    assert (store / "state" / "intent.json").exists()
+    monkeypatch.delenv("CLAUDECODE")
+    assert cli(store, "health").returncode == 0  # the owner's command completes the write
+    message = git(store, "log", "-1", "--format=%B", "--", "records")
+    assert "(completed after an interruption)" in message
+    by = from_trailers(message)
+    assert (by["origin"], by["channel"], by["host"]) == ("agent", "cli", "claude-code")
+    (found,) = out(cli(store, "list"))["results"]
+    assert (found["text"], found["origin"]) == ("The cache is warmed at boot", "agent")

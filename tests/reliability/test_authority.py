@@ -443,3 +443,28 @@ def test_a_write_completed_after_a_kill_still_names_who_made_it(
     assert (by["origin"], by["channel"], by["host"]) == ("agent", "cli", "claude-code")
     (found,) = out(cli(store, "list"))["results"]
     assert (found["text"], found["origin"]) == ("The cache is warmed at boot", "agent")
+
+
+@pytest.mark.slow
+def test_the_prompt_hook_writes_the_owners_words_as_the_owner_through_the_hook(
+    store: Path,
+) -> None:
+    from tests.hooks.conftest import run_hook
+
+    payload = {
+        "session_id": "sess-42",
+        "hook_event_name": "UserPromptSubmit",
+        "cwd": str(store.parent),
+        "prompt": "remember that the docs site builds with mkdocs",
+    }
+    run_hook("UserPromptSubmit", payload, cwd=store.parent, host="claude-code")
+    (made,) = out(cli(store, "list"))["results"]
+    assert (made["origin"], made["source"]["channel"]) == ("owner", "hook")
+    newest = out(cli(store, "log", "-n", "1"))["results"][0]
+    assert newest["subject"] == f"remember {made['id']}"
+    assert newest["by"] == {
+        "origin": "owner",
+        "channel": "hook",
+        "host": "claude-code",
+        "session": "sess-42",
+    }

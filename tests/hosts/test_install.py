@@ -523,3 +523,75 @@ def test_uninstall_where_nothing_is_installed_creates_no_file(
 
 def test_unknown_host_is_a_usage_error() -> None:
     assert run_cli("install", "--host", "vim").exit_code == 2
+
+
+# --- doctor (B41: a host rewrote its settings) ---------------------------------------------
+
+HOSTS_BIN = Path(os.environ.get("MEMDIR_HOSTS_PREFIX", "/opt/memdir-hosts")) / "node_modules/.bin"
+
+
+def _doctor(project: Path) -> tuple[int, dict]:
+    result = run_cli("doctor", "--dir", str(project), "--json", "--timeout", "60")
+    return result.exit_code, json.loads(result.stdout)
+
+
+def test_doctor_finds_wiring_a_host_dropped_and_says_how_to_repair(
+    project: Path, no_memdir_on_path: None
+) -> None:
+    _install(project, "claude-code", "--shared")
+    path = project / ".claude" / "settings.json"
+    settings = json.loads(path.read_text())
+    settings["hooks"].pop("PreToolUse")  # the host reserialised, keeping what it recognised
+    path.write_text(json.dumps(settings))
+    code, report = _doctor(project)
+    assert code == 1
+    (claude,) = report["results"]
+    hooks = next(c for c in claude["checks"] if c["check"] == "hooks")
+    assert hooks["ok"] is False and "PreToolUse" in hooks["detail"]
+    assert hooks["fix"] == "memdir install --host claude-code --shared"
+    human = run_cli("doctor", "--dir", str(project))
+    assert (
+        "WILL NOT WORK" in human.stdout and "fix: memdir install --host claude-code" in human.stdout
+    )
+    # the repair it names works, and then the wiring checks pass
+    _install(project, "claude-code", "--shared")
+    code, report = _doctor(project)
+    checks = {c["check"]: c for c in report["results"][0]["checks"]}
+    assert checks["hooks"]["ok"] is True and checks["mcp entry"]["ok"] is True
+    # with `memdir` and `claude` off PATH it says it cannot run or ask, never "works"
+    assert checks["command"]["ok"] is False
+    asked = checks["asked the host"]
+    assert asked["ok"] is None and "not on PATH" in asked["detail"]
+    assert report["results"][0]["ok"] is False
+
+
+def test_doctor_reports_nothing_installed(project: Path) -> None:
+    code, report = _doctor(project)
+    assert code == 0 and report["results"] == []
+
+
+@pytest.mark.slow
+def test_doctor_asks_the_real_hosts_and_never_trusts_for_the_user(
+    project: Path, memdir_on_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not (HOSTS_BIN / "codex").exists():
+        pytest.skip(f"HOST CLIS MISSING at {HOSTS_BIN}: run .ci/install-hosts")
+    monkeypatch.setenv("PATH", os.pathsep.join([os.environ["PATH"], str(HOSTS_BIN)]))
+    for host in ("claude-code", "codex", "gemini"):
+        _install(project, host)
+    home = Path.home()
+    (home / ".codex").mkdir(exist_ok=True)
+    trust = f'[projects."{project.resolve()}"]\ntrust_level = "trusted"\n'
+    (home / ".codex" / "config.toml").write_text(trust)  # the user trusted the project
+    code, report = _doctor(project)
+    assert code == 1
+    by_host = {r["host"]: {c["check"]: c for c in r["checks"]} for r in report["results"]}
+    assert by_host["claude-code"]["server (claude mcp get memdir)"]["ok"] is True
+    hooks = by_host["codex"]["hooks trusted (codex app-server hooks/list)"]
+    assert hooks["ok"] is False and "untrusted" in hooks["detail"] and "/hooks" in hooks["fix"]
+    assert by_host["codex"]["server (codex mcp list)"]["ok"] is True
+    gemini = by_host["gemini"]["server (gemini mcp list)"]
+    assert gemini["ok"] is False and "trust" in gemini["fix"]  # an untrusted folder
+    # memdir never wrote a host's trust: Codex's config is the user's own, byte for byte
+    assert (home / ".codex" / "config.toml").read_text() == trust
+    assert not (home / ".gemini" / "trustedFolders.json").exists()

@@ -178,6 +178,17 @@ def hosts() -> list[dict[str, Any]]:
     return rows
 
 
+def doctor(project: Path, timeout: float = 30.0) -> list[dict[str, Any]]:
+    """Check every host memdir is installed into for ``project``; see :mod:`memdir.hosts.doctor`.
+
+    Returns:
+        One report per installed host (none when memdir is installed into no host there).
+    """
+    from memdir.hosts import doctor as host_doctor
+
+    return host_doctor.diagnose(project, paths.discover_store(project), timeout=timeout)
+
+
 def install_dir(directory: Path | None) -> Path:
     """Return the folder an install acts on: ``--dir``, else the worktree root of the cwd.
 

@@ -124,6 +124,51 @@ def hosts(as_json: bool) -> None:
 
 
 @click.command()
+@_dir_option
+@click.option(
+    "--timeout",
+    type=click.FloatRange(1, 600),
+    default=30.0,
+    show_default=True,
+    help="Seconds to wait for each host command.",
+)
+@json_option
+def doctor(directory: Path | None, timeout: float, as_json: bool) -> None:
+    """Check each installed host will really run memdir's hooks and reach its server.
+
+    Checks memdir's wiring in the host's files (a host may rewrite them and
+    drop entries), that the hook command can be found, and asks the host
+    itself (`claude mcp get memdir`, Codex's hooks/list trust status and
+    `codex mcp list`, `gemini mcp list`). Never writes a host's trust store.
+    Exits 1 when a host will not run memdir, saying how to repair it.
+
+    \b
+    Example:
+        memdir doctor
+    """
+    folder = project.install_dir(directory)
+    reports = project.doctor(folder, timeout=timeout)
+
+    def render(v: dict[str, Any]) -> str:
+        if not v["results"]:
+            return f"memdir is not installed into any host in {v['dir']} (memdir install --host H)"
+        lines = []
+        for report in v["results"]:
+            verdict = {True: "works", False: "WILL NOT WORK", None: "unknown"}[report["ok"]]
+            lines.append(f"{report['title']} ({report['scope']} install): {verdict}")
+            for check in report["checks"]:
+                mark = {True: "ok  ", False: "FAIL", None: "??  "}[check["ok"]]
+                lines.append(f"  {mark} {check['check']}: {check['detail']}")
+                if check["fix"] and check["ok"] is False:
+                    lines.append(f"       fix: {check['fix']}")
+        return "\n".join(lines)
+
+    emit({"dir": str(folder), "results": reports}, as_json=as_json, render=render)
+    if any(report["ok"] is False for report in reports):
+        raise SystemExit(1)
+
+
+@click.command()
 @store_option
 @json_option
 def scan(store: Path | None, as_json: bool) -> None:
@@ -263,4 +308,4 @@ def sync(logs_only: bool, store: Path | None, as_json: bool) -> None:
     )
 
 
-COMMANDS = [install, uninstall, hosts, scan, find, map_, stats, sync]
+COMMANDS = [install, uninstall, hosts, doctor, scan, find, map_, stats, sync]

@@ -25,6 +25,7 @@ import json
 import queue
 import re
 import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -46,6 +47,7 @@ from tests.hosts.conformance.conftest import (
     payload_logger,
     read_state,
     recording,
+    trim,
     write_fixture,
 )
 
@@ -552,10 +554,13 @@ def _record_fixtures(run: Run) -> None:
         re.sub(r"[^A-Za-z0-9]", "-", str(run.box.project)): "-home-dev-project",  # transcripts
         str(run.box.project): "/home/dev/project",
         str(run.box.home): "/home/dev",
-        str(run.box.root): "/home/dev/work",
+        str(run.box.root): "/home/dev/sandbox",
+        str(Path(sys.executable).parent.parent): "/home/dev/.venv",
     }
-    for old in FIXTURE_DIR.glob("*.json"):
+    for old in [*FIXTURE_DIR.glob("*.json"), *FIXTURE_DIR.glob("*.jsonl")]:
         old.unlink()
+    FIXTURE_DIR.mkdir(parents=True, exist_ok=True)
+    _record_transcript(run, rewrite)
     seen: set[str] = set()
     for payload in run.payloads:
         name = _fixture_name(payload)
@@ -563,6 +568,22 @@ def _record_fixtures(run: Run) -> None:
             continue
         seen.add(name)
         write_fixture(payload, FIXTURE_DIR / f"{name}.json", rewrite)
+
+
+def _record_transcript(run: Run, rewrite: dict[str, str]) -> None:
+    """Keep the transcript's last turn (the resumed prompt to the end), trimmed, line by line:
+    what a Stop hook finds at ``transcript_path``."""
+    found = sorted((run.box.home / ".claude" / "projects").glob(f"*/{run.session_id}.jsonl"))
+    lines = [json.loads(x) for x in found[0].read_text().splitlines() if x.strip()]
+    start = max(
+        i
+        for i, x in enumerate(lines)
+        if x.get("type") == "user" and isinstance(x.get("message", {}).get("content"), str)
+    )
+    tail = [json.dumps(trim(x, rewrite, 300), ensure_ascii=False) for x in lines[start:]]
+    text = "\n".join(tail) + "\n"
+    assert len(text.encode()) < 20_000, "the transcript tail is too big for a fixture"
+    (FIXTURE_DIR / "transcript-tail.jsonl").write_text(text, encoding="utf-8")
 
 
 # --------------------------------------------------------------------------- the host's view

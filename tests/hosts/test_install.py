@@ -595,3 +595,20 @@ def test_doctor_asks_the_real_hosts_and_never_trusts_for_the_user(
     # memdir never wrote a host's trust: Codex's config is the user's own, byte for byte
     assert (home / ".codex" / "config.toml").read_text() == trust
     assert not (home / ".gemini" / "trustedFolders.json").exists()
+
+
+def test_the_instruction_block_names_a_command_the_agent_can_run(
+    project: Path, no_memdir_on_path: None
+) -> None:
+    out = _install(project)  # personal, memdir not on PATH: the block names this interpreter
+    assert any("not on PATH" in w for w in out["warnings"])
+    block = (project / "CLAUDE.local.md").read_text()
+    command = installer.agent_command("absolute")
+    assert f"`{command} recall" in block and "`memdir recall" not in block
+    done = subprocess.run(
+        ["sh", "-c", f"{command} --version"], cwd=project, capture_output=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    # shared files always name the bare command the teammates install
+    _install(project, "claude-code", "--shared")
+    assert "`memdir recall" in (project / "CLAUDE.md").read_text()

@@ -402,8 +402,20 @@ def _edit_toml_servers(
 # --- Markdown blocks --------------------------------------------------------------------------
 
 
-def _block() -> str:
-    return f"{BLOCK_BEGIN}\n{BLOCK_BODY}{BLOCK_END}\n"
+def agent_command(style: str) -> str:
+    """Return the command the instruction block tells the agent to run.
+
+    ``memdir`` when it is on PATH or the files are shared (teammates install it on PATH);
+    otherwise, in a personal file, this interpreter's ``python -m memdir``, which always runs.
+    """
+    if style == "path" or memdir_on_path() is not None:
+        return "memdir"
+    return shlex.join([sys.executable, "-m", "memdir"])
+
+
+def _block(command: str = "memdir") -> str:
+    body = BLOCK_BODY if command == "memdir" else BLOCK_BODY.replace("`memdir ", f"`{command} ")
+    return f"{BLOCK_BEGIN}\n{body}{BLOCK_END}\n"
 
 
 def _edit_block(
@@ -572,7 +584,11 @@ def plan(spec: HostSpec, project: Path, store: Path, *, remove: bool, shared: bo
                 raw_bytes = raw.encode("utf-8") if isinstance(raw, str) else raw
                 separator = str(record.get("separators", {}).get(_key(path, project), ""))
                 new_bytes, separator = _edit_block(
-                    raw_bytes, BLOCK_BEGIN, BLOCK_END, None if removing else _block(), separator
+                    raw_bytes,
+                    BLOCK_BEGIN,
+                    BLOCK_END,
+                    None if removing else _block(agent_command(style)),
+                    separator,
                 )
                 record.setdefault("separators", {})[_key(path, project)] = separator
                 if new_bytes != raw_bytes:
@@ -778,6 +794,6 @@ def path_warnings(spec: HostSpec, shared: bool) -> list[str]:
             f"written (they run `memdir`), and the agent cannot run `memdir recall`: " + PATH_HELP
         ]
     return [
-        "`memdir` is not on PATH: the hooks run this interpreter directly, but the agent is "
-        f"told to run `memdir recall`/`memdir remember`, which its shell cannot find: {PATH_HELP}"
+        "`memdir` is not on PATH: the hooks, server and instruction block run this interpreter "
+        f"directly (`{agent_command(style)}`), but you cannot type `memdir` yourself: {PATH_HELP}"
     ]

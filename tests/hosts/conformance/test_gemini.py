@@ -568,10 +568,6 @@ def test_an_mcp_save_counts_as_saved_memory(session: Session) -> None:
     assert state["reminders"] == [] and not state["reminded"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Gemini 0.61.0 fires PreCompress before every model request, compressing or not; memdir records the first one as a compaction",
-)
 def test_one_checkpoint_per_compression(session: Session) -> None:
     assert session.model.summaries >= 1  # Gemini did compress in the second run
     sid = session.runs[0].session_id()

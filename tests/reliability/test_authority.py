@@ -423,3 +423,48 @@ def test_a_decided_proposal_cannot_be_decided_again_nor_by_the_agent(store: Path
     second = service.forget(store, owners.id, "x", caller=AGENT).proposal
     assert first is not None and second is not None and first.id == second.id
     assert [p["id"] for p in memory.proposals_pending(store)] == [first.id]
+
+
+@pytest.mark.slow
+def test_a_write_completed_after_a_kill_still_names_who_made_it(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.reliability.runner import memdir
+
+    monkeypatch.setenv("CLAUDECODE", "1")
+    killed = memdir(store, "remember", "The cache is warmed at boot", kill_at="git:update-ref#1")
+    assert killed.returncode == -9
+    assert (store / "state" / "intent.json").exists()
+    monkeypatch.delenv("CLAUDECODE")
+    assert cli(store, "health").returncode == 0  # the owner's command completes the write
+    message = git(store, "log", "-1", "--format=%B", "--", "records")
+    assert "(completed after an interruption)" in message
+    by = from_trailers(message)
+    assert (by["origin"], by["channel"], by["host"]) == ("agent", "cli", "claude-code")
+    (found,) = out(cli(store, "list"))["results"]
+    assert (found["text"], found["origin"]) == ("The cache is warmed at boot", "agent")
+
+
+@pytest.mark.slow
+def test_the_prompt_hook_writes_the_owners_words_as_the_owner_through_the_hook(
+    store: Path,
+) -> None:
+    from tests.hooks.conftest import run_hook
+
+    payload = {
+        "session_id": "sess-42",
+        "hook_event_name": "UserPromptSubmit",
+        "cwd": str(store.parent),
+        "prompt": "remember that the docs site builds with mkdocs",
+    }
+    run_hook("UserPromptSubmit", payload, cwd=store.parent, host="claude-code")
+    (made,) = out(cli(store, "list"))["results"]
+    assert (made["origin"], made["source"]["channel"]) == ("owner", "hook")
+    newest = out(cli(store, "log", "-n", "1"))["results"][0]
+    assert newest["subject"] == f"remember {made['id']}"
+    assert newest["by"] == {
+        "origin": "owner",
+        "channel": "hook",
+        "host": "claude-code",
+        "session": "sess-42",
+    }

@@ -21,11 +21,11 @@ from typing import Any
 import pytest
 
 from memdir import service
-from memdir.kernel.caller import Caller, from_trailers
+from memdir.kernel.caller import SESSION_VARIABLES, Caller, from_trailers
 from memdir.service import memory
 
 AGENT_SHELLS = {
-    "claude-code": {"CLAUDECODE": "1"},
+    "claude-code": {"CLAUDECODE": "1", "CLAUDE_CODE_SESSION_ID": "8a718ed2-2856-435b"},
     "codex": {"CODEX_THREAD_ID": "0199a0b1-thread"},
     "gemini-cli": {"GEMINI_CLI": "1"},
 }
@@ -35,7 +35,8 @@ def cli(
     store: Path, *args: str, agent: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """Run the real ``memdir ARGS --store STORE --json``; ``agent``: the markers of its shell."""
-    env = {**os.environ, **(agent or {})}
+    env = {k: v for k, v in os.environ.items() if k not in SESSION_VARIABLES}
+    env.update(agent or {})
     done = subprocess.run(
         [sys.executable, "-m", "memdir", *args, "--store", str(store), "--json"],
         capture_output=True,
@@ -115,8 +116,8 @@ def test_an_agents_shell_cannot_purge_or_roll_back_the_owners_memory(
         f"refused purge {first}: owner only",
     ]
     assert all(c["by"]["origin"] == "agent" and c["by"]["host"] == host for c in log[:2])
-    if host == "codex":
-        assert log[0]["by"]["session"] == "0199a0b1-thread"
+    sessions = {"claude-code": "8a718ed2-2856-435b", "codex": "0199a0b1-thread"}
+    assert log[0]["by"].get("session") == sessions.get(host)
 
     # The owner, in a plain terminal, can do both; the commits say so.
     assert cli(store, "rollback", head, "--yes").returncode == 0

@@ -630,7 +630,7 @@ def test_every_memdir_hook_ran_and_succeeded(run: Run) -> None:
     statuses = {event: set() for event, _ in finished}
     for event, status in finished:
         statuses[event].add(status)
-    installed = json.loads((run.box.project / ".claude" / "settings.json").read_text())
+    installed = json.loads((run.box.project / ".claude" / "settings.local.json").read_text())
     expected = {
         "SessionStart",
         "UserPromptSubmit",

@@ -468,7 +468,7 @@ def test_gemini_validated_and_ran_memdir_hooks_with_no_warning(session: Session)
             assert complaint not in run.stderr, run.stderr[-3000:]
     # Gemini's one-time notice on project hooks names memdir's commands; it is not shown again.
     assert "project-level hooks have been detected" in first.stderr
-    assert "-m memdir hook BeforeTool --host gemini" in first.stderr
+    assert "memdir hook BeforeTool --host gemini" in first.stderr
     assert "project-level hooks have been detected" not in second.stderr
     seen = {p.get("hook_event_name") for p in session.payloads}
     assert {"SessionStart", "BeforeAgent", "BeforeTool", "AfterTool", "AfterAgent"} <= seen
@@ -519,10 +519,6 @@ def test_memdir_mcp_server_is_connected_and_answers(session: Session) -> None:
     assert AGENT_FACT in saved and '"origin' in saved
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="installer bug: `memdir install --host gemini` writes no mcpServers entry to .gemini/settings.json",
-)
 def test_install_writes_memdir_mcp_server_into_gemini_settings(session: Session) -> None:
     installed = session.box.install["settings_as_installed"]
     entry = installed.get("mcpServers", {}).get("memdir")
@@ -543,22 +539,31 @@ def test_beliefs_were_stored(session: Session) -> None:
     assert state.records_with(SEED_RULE)
 
 
+def _turns(session: Session, who: str) -> list[str]:
+    return [str(t.get("text", "")) for t in session.states[-1].journal if t.get("who") == who]
+
+
+def test_journal_holds_the_persons_prompts_and_the_answers(session: Session) -> None:
+    users = _turns(session, "user")
+    assert any("Tidy notes.txt and note a todo. How do we test?" in u for u in users), users
+    assert any(f"Remember that {OWNER_STATEMENT}." in u for u in users), users
+    answers = _turns(session, "assistant")
+    assert answers == ["Done: read, wrote, edited, ran and saved.", "Noted."]
+
+
 @pytest.mark.xfail(
     strict=True,
-    reason="hookpath bug: Gemini hands SessionStart context back inside the next BeforeAgent prompt (<hook_context>, escaped fence) and memdir journals it as the person's words",
+    reason="hookpath bug: Gemini hands SessionStart context back inside the next BeforeAgent "
+    "prompt (<hook_context>, escaped fence) and memdir journals it as the person's words",
 )
-def test_journal_holds_both_sides_and_no_injected_memory(session: Session) -> None:
-    journal = session.states[-1].journal
-    users = [str(t.get("text", "")) for t in journal if t.get("who") == "user"]
-    answers = [str(t.get("text", "")) for t in journal if t.get("who") == "assistant"]
-    assert any("Tidy notes.txt" in u for u in users), users
-    assert any(OWNER_STATEMENT in u for u in users), users
-    assert "Done: read, wrote, edited, ran and saved." in answers
-    assert "Noted." in answers
+def test_no_injected_memory_in_any_user_turn(session: Session) -> None:
+    users = _turns(session, "user")
+    assert users == [
+        "Tidy notes.txt and note a todo. How do we test?",
+        f"Remember that {OWNER_STATEMENT}.",
+    ]
     for text in users:
-        assert "memdir-memory" not in text, text[:400]
-        assert "hook_context" not in text, text[:400]
-        assert SEED_RULE not in text, text[:400]
+        assert "memdir-memory" not in text and "hook_context" not in text, text[:400]
 
 
 def test_every_read_write_edit_and_shell_command_has_an_action_row(session: Session) -> None:

@@ -612,3 +612,14 @@ def test_the_instruction_block_names_a_command_the_agent_can_run(
     # shared files always name the bare command the teammates install
     _install(project, "claude-code", "--shared")
     assert "`memdir recall" in (project / "CLAUDE.md").read_text()
+
+
+def test_a_personal_install_never_touches_the_teams_wiring_nor_doubles_it(project: Path) -> None:
+    _install(project, "claude-code", "--shared")  # a teammate committed the shared wiring
+    team = {rel: (project / rel).read_bytes() for rel in (".claude/settings.json", ".mcp.json")}
+    out = _install(project)  # this person then runs a personal install
+    assert {rel: (project / rel).read_bytes() for rel in team} == team
+    assert not (project / ".claude" / "settings.local.json").exists()  # hooks would run twice
+    assert any("already wires memdir for the team" in w for w in out["warnings"])
+    # what the team's files lack is still added personally: here nothing, all three are shared
+    assert not (Path.home() / ".claude.json").exists()

@@ -541,16 +541,26 @@ def plan(spec: HostSpec, project: Path, store: Path, *, remove: bool, shared: bo
         elif not isinstance(raw, str):
             texts[path] = (texts[path][0], raw)
 
-    scopes = [(chosen, False), (other, True)]
+    # shared: take memdir out of this person's own files (hooks must not run twice); personal:
+    # never touch the team's files, and add nothing where the team's already wire memdir
+    scopes = [(chosen, False), (other, True)] if shared else [(chosen, False)]
     if remove:
         scopes = [(spec.personal, True), (spec.shared, True)]
     seen: set[tuple[str, str]] = set()  # (kind, file): the first scope naming it decides
+    team = _files(spec, project, spec.shared)
     for scope, removing in scopes:
         files = _files(spec, project, scope)
         for kind, path in files.items():
             if (kind, str(path)) in seen:
                 continue
             seen.add((kind, str(path)))
+            team_file = team.get(kind, path)
+            if not removing and not shared and team_file != path and _wired(kind, team_file):
+                plan_.warnings.append(
+                    f"{_key(team_file, project)} already wires memdir for the team "
+                    f"({kind}); nothing personal added for it"
+                )
+                continue
             if removing and load(path) is None:
                 continue
             verb = " removed" if removing else ""
@@ -630,6 +640,23 @@ def plan(spec: HostSpec, project: Path, store: Path, *, remove: bool, shared: bo
     if not remove:
         plan_.steps = list(spec.gate_steps(shared))
     return plan_
+
+
+def _wired(kind: str, path: Path) -> bool:
+    """Whether a team file already holds memdir's ``kind`` (hooks, mcp, instructions)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    if kind == "hooks":
+        return bool(_OURS.search(text))
+    if kind == "instructions":
+        return BLOCK_BEGIN in text
+    try:
+        servers = json.loads(text).get("mcpServers", {})
+    except (ValueError, AttributeError):
+        return False
+    return isinstance(servers, dict) and _is_our_server(servers.get(SERVER_NAME))
 
 
 def _pretty_new(data: bytes) -> bytes:

@@ -41,9 +41,34 @@ _BELIEF_COMMAND = re.compile(r"(?:^|[\s;&|(])memdir\s+(?:remember|correct)\b")
 _BELIEF_TOOL = re.compile(r"^mcp__memdir__(?:memory_remember|memory_correct)$")
 
 
+_SHELL_TRAILER = re.compile(r"^(?:Error|Exit Code|Signal|Background PIDs|Process Group PGID): ")
+_SHELL_FAILED = re.compile(r"^(?:Exit Code: (?!0$)|Signal: )")
+
+
+def _shell_failed(text: str) -> bool:
+    """Whether Gemini CLI's shell result text reports a failure.
+
+    Gemini CLI (0.61.0) answers ``run_shell_command`` with ``llmContent`` holding ``Output: …``
+    and then trailer lines (``Error:``, ``Exit Code: N`` only when N is not 0, ``Signal:``,
+    ``Background PIDs:``, ``Process Group PGID:``), wrapped in ``<untrusted_context>``; no
+    field says the command failed. Only the trailer after the output is read: a non-zero exit
+    code or a signal is a failure.
+    """
+    lines = text.rstrip().removesuffix("</untrusted_context>").rstrip().splitlines()
+    for line in reversed(lines):
+        if not _SHELL_TRAILER.match(line):
+            return False
+        if _SHELL_FAILED.match(line):
+            return True
+    return False
+
+
 def _succeeded(response: Any) -> bool:
     if isinstance(response, dict):
         if response.get("success") is False or response.get("error") or response.get("is_error"):
+            return False
+        content = response.get("llmContent")
+        if isinstance(content, str) and _shell_failed(content):
             return False
         return not response.get("interrupted", False)
     return response is not None

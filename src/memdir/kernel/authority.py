@@ -197,15 +197,6 @@ class Proposal:
             raise UsageError(f"not a memdir proposal: id {proposal.id!r}, op {proposal.op!r}")
         return proposal
 
-    def describe(self) -> str:
-        """Return one line for the agent and the owner: what is proposed, by whom."""
-        what = f"{self.op} {self.record}"
-        if self.op == "correct" and self.text:
-            what += f' to "{self.text}"'
-        return f"{self.id}: {self.by.describe()} proposes to {what}" + (
-            f" (reason: {self.reason})" if self.reason else ""
-        )
-
 
 def _optional(value: Any) -> str | None:
     return None if value is None else str(value)

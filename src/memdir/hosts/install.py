@@ -522,8 +522,10 @@ def _key(path: Path, project: Path) -> str:
 def plan(spec: HostSpec, project: Path, store: Path, *, remove: bool, shared: bool = False) -> Plan:
     """Plan an install (or, with ``remove``, an uninstall) without writing anything.
 
-    An install writes the chosen scope's files and takes memdir out of the other scope's
-    files that only this person uses; an uninstall takes memdir out of both scopes.
+    A shared install writes the team's files and takes memdir out of this person's own files; a
+    personal install never edits the team's files (beyond removing an older memdir's
+    machine-specific entries) and adds nothing they already wire. An uninstall takes memdir out
+    of the personal files, and out of the team's files unless the install was personal.
 
     Raises:
         UsageError: the host has no installer yet.
@@ -571,8 +573,10 @@ def plan(spec: HostSpec, project: Path, store: Path, *, remove: bool, shared: bo
     # shared: take memdir out of this person's own files (hooks must not run twice); personal:
     # never touch the team's files, and add nothing where the team's already wire memdir
     scopes = [(chosen, False), (other, True)] if shared else [(chosen, False)]
-    if remove:
-        scopes = [(spec.personal, True), (spec.shared, True)]
+    if remove:  # the team's files only when this install wrote them (or nothing says it did not)
+        scopes = [(spec.personal, True)]
+        if record.get("scope") != "personal":
+            scopes.append((spec.shared, True))
     seen: set[tuple[str, str]] = set()  # (kind, file): the first scope naming it decides
     team = _files(spec, project, spec.shared)
     for scope, removing in scopes:

@@ -424,6 +424,9 @@ def test_install_and_uninstall_with_dir_subfolder_are_a_pair(project: Path) -> N
     for host in ("claude-code", "codex"):
         _install(sub, host)
     assert (sub / ".claude" / "settings.local.json").is_file()
+    # Claude Code files local-scope servers under the checkout's top, even from a subfolder
+    projects = json.loads((Path.home() / ".claude.json").read_text())["projects"]
+    assert list(projects) == [str(project.resolve())]
     assert (
         "/packages/api/.claude/settings.local.json"
         in (project / ".git" / "info" / "exclude").read_text()

@@ -483,6 +483,28 @@ def claude_config_file() -> Path:
     return Path(folder) / ".claude.json" if folder else Path.home() / ".claude.json"
 
 
+def claude_project_key(project: Path) -> str:
+    """Return the key Claude Code files a folder's local-scope servers under in ``~/.claude.json``.
+
+    Claude Code keys them on the top of the git checkout holding the folder (seen with
+    Claude Code 2.1.332: `claude mcp add -s local` run in a subfolder writes the checkout's top),
+    and on the folder itself outside git.
+    """
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return str(project.resolve())
+    top = done.stdout.strip()
+    return str(Path(top).resolve()) if done.returncode == 0 and top else str(project.resolve())
+
+
 def _record_path(store: Path, spec: HostSpec, project: Path) -> Path:
     digest = hashlib.sha256(str(project.resolve()).encode()).hexdigest()[:12]
     return state_dir(store) / "installs" / f"{spec.name}-{digest}.json"
@@ -631,7 +653,7 @@ def plan(spec: HostSpec, project: Path, store: Path, *, remove: bool, shared: bo
                 else:
                     where: tuple[str, ...] = ()
                     if fmt == "claude-local":
-                        where = ("projects", str(project.resolve()))
+                        where = ("projects", claude_project_key(project))
                     json_edit(
                         path,
                         lambda t, c, e=entry, w=where, p=path: _edit_servers(p, t, w, e, c, force),

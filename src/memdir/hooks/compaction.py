@@ -15,7 +15,6 @@ from __future__ import annotations
 from memdir.hooks.context import Context
 from memdir.hooks.payload import HookEvent, HookResult
 from memdir.kernel import session
-from memdir.kernel.clock import now_iso
 
 
 def handle(event: HookEvent, context: Context) -> HookResult | None:
@@ -27,30 +26,8 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
             return (
                 None  # Gemini fires PreCompress before every request; this one compresses nothing
             )
-    with session.editing(context.store, event.session, context.remaining()) as state:
-        if event.name == "PreCompact":
-            if state.get("pending_compact"):
-                return None
-            state["pending_compact"] = True
-            state["generation"] += 1
-            state["compactions"].append(
-                {
-                    "at": now_iso(),
-                    "trigger": event.source or "auto",
-                    "generation": state["generation"],
-                    "reads": len(state["reads"]),
-                    "written": len(state["written"]),
-                }
-            )
-        elif not state.get("pending_compact"):
-            state["generation"] += 1  # PostCompact without a PreCompact: evict reads now
-            state["compactions"].append(
-                {
-                    "at": now_iso(),
-                    "trigger": event.source or "auto",
-                    "generation": state["generation"],
-                    "note": "PreCompact did not run",
-                }
-            )
-            state["pending_compact"] = True  # SessionStart(compact) will not bump again
+    trigger = event.source or "auto"
+    session.record(
+        context.store, event.session, {"e": "compact", "name": event.name, "trigger": trigger}
+    )
     return None

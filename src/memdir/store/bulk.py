@@ -17,7 +17,7 @@ import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from memdir.kernel import gitio, txn
 from memdir.kernel.atomic import write_atomic
@@ -26,7 +26,7 @@ from memdir.kernel.frontmatter import extra_problem
 from memdir.kernel.index import FileStat, doc_record
 from memdir.kernel.lifecycle import Handle
 from memdir.kernel.lock import store_lock
-from memdir.kernel.model import FIELD_ORDER, relative_path
+from memdir.kernel.model import FIELD_ORDER, Record, relative_path
 from memdir.kernel.recordfile import build_record, dump
 from memdir.kernel.redact import check_text, redact
 
@@ -181,3 +181,171 @@ def read_jsonl(path: Path) -> Iterator[str]:
     """Yield a file's lines, streamed."""
     with path.open(encoding="utf-8", errors="replace") as fh:
         yield from fh
+
+
+class Planned(Protocol):
+    """One thing an importer found (``memdir.importers.pipeline.Item``)."""
+
+    @property
+    def place(self) -> str:
+        """Where in the source: ``cerebrum.md:12``."""
+
+    @property
+    def record(self) -> Record | None:
+        """The record to write, or ``None`` for a refusal or skip."""
+
+    @property
+    def why(self) -> str:
+        """Why nothing is written, when ``record`` is ``None``."""
+
+    @property
+    def skipped(self) -> bool:
+        """True when the reader did not understand the thing (not a policy refusal)."""
+
+
+MAX_LISTED = 200
+"""Refusals and skips listed one by one in a report; the rest are only counted."""
+
+
+@dataclass
+class SourceImported:
+    """What an import from another tool did (or, on a dry run, would do)."""
+
+    format: str
+    dry_run: bool
+    created: dict[str, dict[str, int]] = field(default_factory=dict)  # kind → status → count
+    existing: int = 0  # already in the store (a second run, or the same belief twice)
+    refused: dict[str, int] = field(default_factory=dict)  # why → count
+    skipped: dict[str, int] = field(default_factory=dict)  # why → count (not understood)
+    listed: list[dict[str, str]] = field(default_factory=list)  # {"place", "why", "outcome"}
+    ids: dict[str, str] = field(default_factory=dict)  # id in the source → memdir id (AMP)
+    commit: str | None = None
+
+    @property
+    def imported(self) -> int:
+        """How many records were (or would be) created."""
+        return sum(sum(by_status.values()) for by_status in self.created.values())
+
+    def note(self, place: str, why: str, outcome: str) -> None:
+        """Count a refusal (``outcome`` ``refused``) or skip (``skipped``) at ``place``."""
+        counts = self.refused if outcome == "refused" else self.skipped
+        counts[why] = counts.get(why, 0) + 1
+        if len(self.listed) < MAX_LISTED:
+            self.listed.append({"place": place, "why": why, "outcome": outcome})
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the report as a JSON object (``--json``)."""
+        return {
+            "format": self.format,
+            "dry_run": self.dry_run,
+            "imported": self.imported,
+            "created": self.created,
+            "existing": self.existing,
+            "refused": sum(self.refused.values()),
+            "refused_by_reason": self.refused,
+            "skipped": sum(self.skipped.values()),
+            "skipped_by_reason": self.skipped,
+            "details": self.listed,
+            "ids": self.ids,
+            "commit": self.commit,
+        }
+
+
+def import_planned(
+    handle: Handle,
+    items: Iterable[Planned],
+    *,
+    fmt: str,
+    dry_run: bool = False,
+    trailers: gitio.Trailers = (),
+) -> SourceImported:
+    """Write the records an importer planned, in batches, with one commit at the end.
+
+    Each record passes the write path's gates in DESIGN §4's order: its origin is ``import``
+    (set by the importer), the secret scan refuses a record holding a secret, a near-duplicate
+    of a ``rejected`` record is refused (an import never re-asserts what the owner rejected),
+    and one already in the store (same id, or a near-duplicate of the same kind) is counted as
+    existing, so a second run adds nothing. ``dry_run`` runs every check and writes nothing.
+
+    Args:
+        handle: The open store.
+        items: The importer's stream; consumed once, one item at a time.
+        fmt: The ``--from`` name, for the commit message.
+        dry_run: Only count.
+        trailers: Who ran the import (``Caller.trailers()``), on the commit.
+
+    Returns:
+        :class:`SourceImported`; ``commit`` is the new commit's hash (``None`` when nothing
+        was written), which ``memdir rollback`` undoes in one step.
+
+    Raises:
+        LockTimeoutError: another writer held the store.
+        GitError: the commit failed (files are written and indexed; `memdir sync` commits them).
+    """
+    from memdir.kernel.lifecycle import find_similar
+    from memdir.kernel.text import normalized_text
+
+    result = SourceImported(fmt, dry_run)
+    batch: list[Record] = []
+    seen: set[str] = set()  # ids and text keys of this run (bounded by the source's beliefs)
+    written: list[str] = []
+    threshold = handle.manifest.near_duplicate
+    with store_lock(handle.store, "import", handle.lock_timeout_seconds, queue=handle.lock_queue):
+        txn.recover(handle.store, handle.index)
+        for item in items:
+            record = item.record
+            if record is None:
+                result.note(item.place, item.why, "skipped" if item.skipped else "refused")
+                continue
+            try:
+                check_text("\n".join([record.text, *record.aliases, *record.tags, record.body]))
+            except SecretError:
+                result.note(item.place, "holds a secret", "refused")
+                continue
+            text_key = f"{record.kind}\n{normalized_text(record.text)}"
+            target = relative_path(record)
+            if (
+                record.id in seen
+                or text_key in seen
+                or handle.index.get_path(record.id) is not None
+                or (handle.store / target).exists()
+            ):
+                result.existing += 1
+                continue
+            similar = find_similar(
+                handle.index, record.text, threshold, ("active", "candidate", "rejected")
+            )
+            rejected = next((doc for _, doc in similar if doc["status"] == "rejected"), None)
+            if rejected is not None and record.status != "rejected":
+                result.note(item.place, f"repeats rejected {rejected['id']}", "refused")
+                continue
+            if any(doc["kind"] == record.kind for _, doc in similar):
+                result.existing += 1
+                continue
+            seen.add(record.id)
+            seen.add(text_key)
+            amp_id = record.source.get("amp_id")
+            if isinstance(amp_id, str):
+                result.ids[amp_id] = record.id
+            by_status = result.created.setdefault(record.kind, {})
+            by_status[record.status] = by_status.get(record.status, 0) + 1
+            if dry_run:
+                continue
+            written.append(target)
+            batch.append(record)
+            if len(batch) >= BATCH:
+                _write(handle, batch)
+                batch = []
+        if batch:
+            _write(handle, batch)
+        if written:
+            gitio.commit(
+                handle.store,
+                written,
+                f"import {len(written)} records from {fmt}",
+                trailers=trailers,
+            )
+            result.commit = gitio.head_commit(handle.store)
+    if written:
+        gitio.maintain(handle.store)
+    return result

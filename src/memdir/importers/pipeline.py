@@ -42,12 +42,17 @@ class Item:
 
     ``record`` is ``None`` for a refusal (``skipped`` False: policy said no, e.g. an
     ``untrusted`` origin) or a skip (``skipped`` True: the reader did not understand it).
+    ``evidence`` is set instead of ``record`` for what is evidence, not belief:
+    ``{"log": "actions" | "journal", "day": "YYYY-MM-DD", "row": {...}}`` for a line of
+    memdir's action log or journal, ``{"log": "anatomy", "row": {"path", "description"}}``
+    for a file of the project's map.
     """
 
     place: str  # "cerebrum.md:12", "facts.db#row 4"
     record: Record | None = None
     why: str = ""
     skipped: bool = False
+    evidence: dict[str, Any] | None = None
 
 
 def refuse(place: str, why: str) -> Item:
@@ -123,6 +128,7 @@ def make_record(
     extra_source: dict[str, Any] | None = None,
     scope: str = "project",
     record_id: str | None = None,
+    extra: tuple[tuple[str, str], ...] = (),
 ) -> Record | None:
     """Return the record an importer maps a belief to, or ``None`` when its text is empty.
 
@@ -146,6 +152,7 @@ def make_record(
         extra_source: More ``source`` keys (the id it had, its original origin).
         scope: The store's scope.
         record_id: The id to use; derived from ``key`` when ``None``.
+        extra: Further front matter keys with raw YAML text (a bug's occurrences).
     """
     text = " ".join(strip_private(text).split())
     body = strip_private(body).strip()
@@ -177,6 +184,7 @@ def make_record(
         source=source,
         scope=scope,
         body=body,
+        extra=extra,
     )
 
 

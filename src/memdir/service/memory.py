@@ -303,5 +303,15 @@ def import_from(
 
 
 def _chain(first: Any, rest: Any) -> Any:
-    yield first
-    yield from rest
+    """Yield ``first`` then ``rest``; a bug record gets memdir's error signature on the way."""
+    import dataclasses
+    import itertools
+    import json
+
+    for one in itertools.chain((first,), rest):
+        record = one.record
+        if record is not None and record.kind == "bug":
+            sig = (("signature", " " + json.dumps(bugs.signature(record.text))),)
+            record = dataclasses.replace(record, extra=sig + record.extra)
+            one = dataclasses.replace(one, record=record)
+        yield one

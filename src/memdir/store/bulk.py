@@ -13,13 +13,15 @@ Near-duplicates of existing records are not merged here (``memdir dream`` report
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from memdir.kernel import gitio, txn
+from memdir.kernel import appendlog, gitio, txn
 from memdir.kernel.atomic import write_atomic
 from memdir.kernel.errors import MemdirError, RecordParseError, SecretError
 from memdir.kernel.frontmatter import extra_problem
@@ -202,6 +204,10 @@ class Planned(Protocol):
     def skipped(self) -> bool:
         """True when the reader did not understand the thing (not a policy refusal)."""
 
+    @property
+    def evidence(self) -> dict[str, Any] | None:
+        """An action-log or journal row, or a file-map entry, instead of a record."""
+
 
 MAX_LISTED = 200
 """Refusals and skips listed one by one in a report; the rest are only counted."""
@@ -219,6 +225,7 @@ class SourceImported:
     skipped: dict[str, int] = field(default_factory=dict)  # why → count (not understood)
     listed: list[dict[str, str]] = field(default_factory=list)  # {"place", "why", "outcome"}
     ids: dict[str, str] = field(default_factory=dict)  # id in the source → memdir id (AMP)
+    evidence: dict[str, int] = field(default_factory=dict)  # actions / journal / anatomy → count
     commit: str | None = None
 
     @property
@@ -246,6 +253,7 @@ class SourceImported:
             "skipped": sum(self.skipped.values()),
             "skipped_by_reason": self.skipped,
             "details": self.listed,
+            "evidence": self.evidence,
             "ids": self.ids,
             "commit": self.commit,
         }
@@ -292,8 +300,12 @@ def import_planned(
     threshold = handle.manifest.near_duplicate
     with store_lock(handle.store, "import", handle.lock_timeout_seconds, queue=handle.lock_queue):
         txn.recover(handle.store, handle.index)
+        evidence = _Evidence(handle, result, trailers)
         for item in items:
             record = item.record
+            if record is None and item.evidence is not None:
+                evidence.add(item.place, item.evidence)
+                continue
             if record is None:
                 result.note(item.place, item.why, "skipped" if item.skipped else "refused")
                 continue
@@ -338,14 +350,142 @@ def import_planned(
                 batch = []
         if batch:
             _write(handle, batch)
-        if written:
+        logs = evidence.finish()
+        if written or logs:
             gitio.commit(
                 handle.store,
-                written,
-                f"import {len(written)} records from {fmt}",
+                written + logs,
+                f"import {len(written)} records from {fmt}"
+                + "".join(f", {n} {log} entries" for log, n in result.evidence.items()),
                 trailers=trailers,
             )
             result.commit = gitio.head_commit(handle.store)
     if written:
         gitio.maintain(handle.store)
     return result
+
+
+class _Evidence:
+    """Writes an importer's evidence: action-log and journal lines, and file-map entries.
+
+    Log lines carry an ``import`` key (a hash of the row), and a line whose key the day's file
+    already holds is not written again, so a second import adds nothing. A log file or the
+    file map that holds uncommitted lines (hooks append between commits) is committed on its
+    own first, so the import commit holds only the import and its rollback removes only that.
+    """
+
+    FLUSH_LINES = 1000
+
+    def __init__(self, handle: Handle, result: SourceImported, trailers: gitio.Trailers) -> None:
+        self.handle = handle
+        self.result = result
+        self.trailers = trailers
+        self.keys: dict[str, set[str]] = {}  # log file → import keys it holds
+        self.pending: dict[str, list[str]] = {}
+        self.files: dict[str, str] = {}  # anatomy: path → description
+        self.written: list[str] = []
+
+    def _settle(self, rel: str) -> None:
+        """Commit ``rel``'s own uncommitted changes before the import touches it."""
+        if (self.handle.store / rel).exists() and gitio.changed_since_head(
+            self.handle.store, [rel]
+        ):
+            gitio.commit(self.handle.store, [rel], f"commit {rel} before an import")
+
+    def _load_keys(self, rel: str) -> set[str]:
+        keys: set[str] = set()
+        path = self.handle.store / rel
+        if path.exists():
+            with path.open(encoding="utf-8", errors="replace") as fh:
+                for line in fh:
+                    if '"import"' not in line:
+                        continue
+                    try:
+                        value = json.loads(line).get("import")
+                    except (ValueError, AttributeError):
+                        continue
+                    if isinstance(value, str):
+                        keys.add(value)
+        return keys
+
+    def add(self, place: str, evidence: dict[str, Any]) -> None:
+        """Count, and unless this is a dry run queue, one piece of evidence."""
+        log = str(evidence.get("log"))
+        row = evidence.get("row")
+        if not isinstance(row, dict):
+            self.result.note(place, "evidence without a row", "skipped")
+            return
+        if log == "anatomy":
+            path = str(row.get("path") or "")
+            if path:
+                self.files.setdefault(path, str(row.get("description") or ""))
+            return
+        day = str(evidence.get("day") or "")
+        if log not in ("actions", "journal") or not re.fullmatch(r"\d{4}-\d{2}-\d{2}", day):
+            self.result.note(place, f"evidence for an unknown log {log!r}", "skipped")
+            return
+        rel = f"{log}/{day}.jsonl"
+        key = hashlib.sha256(json.dumps(row, sort_keys=True).encode("utf-8")).hexdigest()[:20]
+        if rel not in self.keys:
+            self.keys[rel] = self._load_keys(rel)
+        if key in self.keys[rel]:
+            self.result.existing += 1
+            return
+        self.keys[rel].add(key)
+        self.result.evidence[log] = self.result.evidence.get(log, 0) + 1
+        if self.result.dry_run:
+            return
+        line = json.dumps({**row, "import": key}, ensure_ascii=False) + "\n"
+        if rel not in self.pending:
+            self._settle(rel)
+            self.pending[rel] = []
+            self.written.append(rel)
+        self.pending[rel].append(line)
+        if len(self.pending[rel]) >= self.FLUSH_LINES:
+            self._flush(rel)
+
+    def _flush(self, rel: str) -> None:
+        lines = self.pending.get(rel)
+        if lines:
+            path = self.handle.store / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            appendlog.append(path, "".join(lines).encode("utf-8"))
+            self.pending[rel] = []
+
+    def finish(self) -> list[str]:
+        """Write what is queued; return the store paths written (for the import commit)."""
+        for rel in list(self.pending):
+            self._flush(rel)
+        if self.files:
+            self._map_files()
+        return self.written
+
+    def _map_files(self) -> None:
+        from memdir.kernel import anatomy
+        from memdir.kernel.redact import is_secret_path
+
+        store = self.handle.store
+        root = store.parent if store.name == ".memdir" else store
+        data = anatomy.load(store)
+        known: dict[str, Any] = data["files"]
+        added = 0
+        for rel, description in sorted(self.files.items()):
+            parts = rel.replace("\\", "/").split("/")
+            if rel.startswith("/") or ".." in parts or is_secret_path(rel) or parts[0] == ".memdir":
+                self.result.note(rel, "a path memdir does not map", "refused")
+            elif rel in known:
+                self.result.existing += 1
+            elif (entry := anatomy.read_entry(root, rel)) is None:
+                self.result.note(rel, "file no longer exists", "skipped")
+            else:
+                if description:
+                    entry.description = redact(description)
+                known[rel] = entry.to_json()
+                added += 1
+        if added:
+            self.result.evidence["anatomy"] = added
+            if not self.result.dry_run:
+                for rel in (anatomy.ANATOMY_JSON, anatomy.ANATOMY_MD):
+                    self._settle(rel)
+                anatomy.save(store, data)
+                self.written += [anatomy.ANATOMY_JSON, anatomy.ANATOMY_MD]

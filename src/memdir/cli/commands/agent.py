@@ -508,6 +508,8 @@ def _render_imported(v: dict[str, Any]) -> str:
         lines.append(
             f"  {kind}: " + ", ".join(f"{n} {status}" for status, n in sorted(by_status.items()))
         )
+    for log, n in sorted(v["evidence"].items()):
+        lines.append(f"  {log}: {n} entries (evidence)")
     lines.append(f"{v['existing']} already there")
     for label, key in (("refused", "refused_by_reason"), ("skipped", "skipped_by_reason")):
         for why, n in sorted(v[key].items()):

@@ -127,7 +127,8 @@ def writable(store: Path) -> bool:
 
     Root passes permission bits but not a read-only mount; both are what ``access`` reports.
     """
-    return all(os.access(store / sub, os.W_OK) for sub in ("", "records", "state"))
+    folders = [store / sub for sub in ("", "records", "state")]
+    return all(os.access(folder, os.W_OK) for folder in folders if folder.exists())
 
 
 def open_index(store: Path, *, rebuild_broken: bool = True) -> Index:

@@ -37,7 +37,7 @@ DEFAULT_BUDGET_SECONDS = 2.0
 """Well under the 10 s timeout memdir installs, and under Claude Code's UserPromptSubmit 30 s."""
 BUDGET_SECONDS = {"SessionEnd": 1.0, "PreToolUse": 1.5}
 """SessionEnd hooks share Claude Code's 1.5 s end-of-session budget; PreToolUse delays a tool."""
-KEEPS = frozenset({"UserPromptSubmit", "PostToolUse", "Stop"})
+KEEPS = frozenset({"UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop"})
 """Events that append a row that must never be lost (journal turn, action row)."""
 KEEP_GRACE_SECONDS = 4.0
 """How long an overrun hook still waits for its row and its locks: the watchdog fires at 1.5 x
@@ -48,6 +48,7 @@ HANDLERS: dict[str, str] = {
     "UserPromptSubmit": "memdir.hooks.prompt_submit",
     "PreToolUse": "memdir.hooks.pre_tool_use",
     "PostToolUse": "memdir.hooks.post_tool_use",
+    "PostToolUseFailure": "memdir.hooks.post_tool_use",
     "PostToolBatch": "memdir.hooks.post_tool_batch",
     "Stop": "memdir.hooks.stop",
     "PreCompact": "memdir.hooks.compaction",
@@ -92,15 +93,79 @@ def _arguments(argv: list[str]) -> tuple[str, str]:
     return event, host
 
 
-def _find_store(cwd: str) -> Path | None:
+PROJECT_DIR_VARIABLES = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CURSOR_PROJECT_DIR")
+"""Environment variables in which hosts name the session's project (Gemini CLI sets both its
+own and Claude Code's)."""
+SESSION_ROOTS = "session-roots"
+SESSION_ROOTS_KEPT = 500
+
+
+def _roots_dir() -> Path:
+    return paths.user_store_dir() / paths.STATE_DIRNAME / SESSION_ROOTS
+
+
+def _recorded_store(session_id: str) -> Path | None:
+    """Return the store recorded for this session at its start, if it still is one."""
+    if not session_id or session_id == "default":
+        return None
+    from memdir.kernel.session import session_key
+
+    try:
+        named = Path((_roots_dir() / session_key(session_id)).read_text(encoding="utf-8").strip())
+    except (OSError, ValueError):
+        return None
+    return named if named.is_absolute() and paths.is_store(named) else None
+
+
+def _record_store(session_id: str, store: Path) -> None:
+    """Remember which store this session belongs to (in the user's state, beside no store)."""
+    if not session_id or session_id == "default":
+        return
+    from memdir.kernel.atomic import write_text_atomic
+    from memdir.kernel.session import session_key
+
+    folder = _roots_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(folder / session_key(session_id), str(store), durable=False)
+        entries = sorted(os.scandir(folder), key=lambda e: e.stat().st_mtime)
+        for entry in entries[:-SESSION_ROOTS_KEPT]:
+            os.unlink(entry.path)
+    except OSError:
+        pass  # routing falls back on the project-dir variable and the payload's cwd
+
+
+def _find_store(cwd: str, session_id: str = "", *, starting: bool = False) -> Path | None:
+    """Return the store this hook belongs to (DESIGN §7, case B49), or ``None``.
+
+    In order: ``MEMDIR_STORE``; the host's project-dir variable; the store recorded when this
+    session started; the payload's ``cwd``; the process's working directory. A payload ``cwd``
+    that wandered into another repository with its own store never moves the session there.
+    """
     named = os.environ.get("MEMDIR_STORE")
     if named:
         return Path(named) if paths.is_store(Path(named)) else None
-    start = Path(cwd) if cwd else Path(os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd())
-    try:
-        return paths.discover_store(start)
-    except OSError:
-        return None
+    store: Path | None = None
+    for variable in PROJECT_DIR_VARIABLES:
+        value = os.environ.get(variable)
+        if value and Path(value).is_absolute():
+            try:
+                store = paths.discover_store(Path(value))
+            except OSError:
+                store = None
+            break
+    recorded = None if starting else _recorded_store(session_id)
+    if store is None:
+        store = recorded
+    if store is None:
+        start = Path(cwd) if cwd else Path(os.getcwd())
+        try:
+            store = paths.discover_store(start)
+        except OSError:
+            return None
+    if store is not None and (starting or recorded is None):
+        _record_store(session_id, store)
+    return store
 
 
 def run(argv: list[str]) -> int:
@@ -119,7 +184,8 @@ def run(argv: list[str]) -> int:
     try:
         payload, problem = hookio.read_payload(sys.stdin.buffer)
         event = normalise(host, event_arg, payload)
-        store = stop.store = _find_store(event.cwd)
+        starting = event.name == "SessionStart" and event.source in ("", "startup")
+        store = stop.store = _find_store(event.cwd, event.session, starting=starting)
         if store is not None:
             paths.check_layout(store)  # a store folder linking outside: log it, touch nothing
         if problem:

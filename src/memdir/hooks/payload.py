@@ -11,6 +11,7 @@ Imports: standard library and the kernel only.
 
 from __future__ import annotations
 
+from memdir.kernel.fence import strip_injected
 from memdir.kernel.hookio import CANONICAL_EVENTS, dict_field, text_field
 
 TYPE_CHECKING = False  # the hook path never imports typing or dataclasses (start-up cost)
@@ -62,7 +63,8 @@ TOOL_ALIASES = {
     "edit_file": "Edit",
     "Edit": "Edit",
     "MultiEdit": "MultiEdit",
-    "apply_patch": "Edit",
+    "NotebookEdit": "NotebookEdit",
+    "apply_patch": "ApplyPatch",
     "str_replace": "Edit",
     "run_shell_command": "Bash",
     "Bash": "Bash",
@@ -88,6 +90,7 @@ class HookEvent:
         tool_input: dict[str, Any] | None = None,
         tool_response: Any = None,
         last_message: str = "",
+        error: str = "",
         subagent: bool = False,
         raw: dict[str, Any] | None = None,
     ) -> None:
@@ -101,13 +104,16 @@ class HookEvent:
         self.tool_input = tool_input or {}
         self.tool_response = tool_response
         self.last_message = last_message
+        self.error = error  # PostToolUseFailure: why the tool call failed
         self.subagent = subagent  # fired inside a subagent (Claude Code sets agent_id)
         self.raw = raw or {}
 
     @property
     def file_path(self) -> str:
         """Return the file a file tool acted on (``file_path``, ``path``, ``filePath``)."""
-        return text_field(self.tool_input, "file_path", "path", "filePath", "absolute_path")
+        return text_field(
+            self.tool_input, "file_path", "path", "filePath", "absolute_path", "notebook_path"
+        )
 
 
 def normalise(host: str, event_arg: str, payload: dict[str, Any]) -> HookEvent:
@@ -143,10 +149,12 @@ def normalise(host: str, event_arg: str, payload: dict[str, Any]) -> HookEvent:
         session=session,
         cwd=cwd,
         source=text_field(payload, "source", "trigger", "reason"),
-        prompt=text_field(payload, "prompt", "user_message"),
+        # Context a host hands back inside the prompt (Gemini CLI) is never the person's words.
+        prompt=strip_injected(text_field(payload, "prompt", "user_message")),
         tool=TOOL_ALIASES.get(raw_tool, raw_tool),
         tool_input=tool_input,
         tool_response=payload.get("tool_response", payload.get("toolResult")),
+        error=text_field(payload, "error"),
         last_message=text_field(
             payload, "last_assistant_message", "prompt_response", "agent_message"
         ),

@@ -44,6 +44,7 @@ def test_install_writes_hooks_mcp_and_a_managed_block_and_hooks_run_from_a_shell
         "UserPromptSubmit",
         "PreToolUse",
         "PostToolUse",
+        "PostToolUseFailure",
         "PostToolBatch",
         "Stop",
         "PreCompact",

@@ -178,8 +178,8 @@ def _same_or(before: bytes | None, data: dict[str, Any]) -> bytes:
 
 
 def _mcp_change(spec: HostSpec, project: Path, remove: bool) -> Change | None:
-    if not spec.mcp:
-        return None
+    if spec.shared.get("mcp_format") != "mcpServers" or spec.mcp == spec.settings:
+        return None  # interim: TOML and shared-file MCP entries come with the installer rework
     path = project / spec.mcp
     before, data = _read_json(path)
     servers = data.get("mcpServers", {})

@@ -34,6 +34,7 @@ from memdir.kernel import appendlog, jsonl, session
 from memdir.kernel.clock import now_iso
 from memdir.kernel.errors import LockTimeoutError
 from memdir.kernel.hookio import text_field
+from memdir.kernel.hosttable import BELIEF_MCP_TOOLS, memdir_mcp_tool
 from memdir.kernel.lock import store_lock
 from memdir.kernel.paths import state_dir
 from memdir.kernel.redact import redact
@@ -203,7 +204,7 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
             reads, full_reads = [rel], _full_read_tool(event)
     context.kept()
     command = str(event.tool_input.get("command", ""))
-    belief = tools.is_save_tool(event.tool) or (
+    belief = memdir_mcp_tool(event.tool) in BELIEF_MCP_TOOLS or (
         event.tool == "Bash" and tools.is_save_command(command)
     )
     changed = list(dict.fromkeys(changed)) if ok else []

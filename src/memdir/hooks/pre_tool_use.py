@@ -67,6 +67,29 @@ def _target(event: HookEvent, context: Context) -> tuple[str | None, str]:
     return context.relative(path), "cat"
 
 
+def refusal(rel: str, tokens: int, how: str) -> str:
+    """Return the reason given to the agent for refusing a repeated full read of ``rel``.
+
+    Args:
+        rel: The file, relative to the project.
+        tokens: The estimated size of the earlier read.
+        how: ``read`` (the Read tool) or ``cat`` (a shell read), for the advice given.
+    """
+    from memdir.kernel.fence import neutralise  # only when refusing: a rare, slower path
+
+    shown = neutralise(rel)  # a file name is text from the project: shown like memory
+    advice = (
+        "pass offset/limit to read part of it."
+        if how == "read"
+        else "read part of it (sed -n 'FROM,TOp' FILE, head, tail)."
+    )
+    return (
+        f"memdir: {shown} was already read in full in this session and has not changed on disk "
+        f"since (~{tokens} tokens). Reuse the earlier read, or {advice} Retrying the same full "
+        "read is allowed."
+    )
+
+
 def handle(event: HookEvent, context: Context) -> HookResult | None:
     """Refuse (or warn about) a duplicate full read; otherwise stay silent."""
     if event.tool not in ("Read", "Bash") or event.subagent:
@@ -92,19 +115,7 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         if mode == "deny":
             state["ledger"]["denied"] += 1
             state["ledger"]["denied_tokens"] += tokens
-    from memdir.kernel.fence import neutralise  # only when refusing: a rare, slower path
-
-    shown = neutralise(rel)  # a file name is text from the project: shown like memory
-    message = (
-        f"memdir: {shown} was already read in full in this session and has not changed on disk "
-        f"since (~{tokens} tokens). Reuse the earlier read, or "
-        + (
-            "pass offset/limit to read part of it."
-            if how == "read"
-            else "read part of it (sed -n 'FROM,TOp' FILE, head, tail)."
-        )
-        + " Retrying the same full read is allowed."
-    )
+    message = refusal(rel, tokens, how)
     if mode == "warn":
         return HookResult(context=message)
     return HookResult(deny_reason=message)

@@ -1,9 +1,12 @@
 """SessionStart: inject the session digest; after compaction or /clear, evict earlier reads.
 
 ``source`` is ``startup``, ``resume``, ``clear``, ``compact`` (or ``fork``). A resumed session
-keeps its state (case B37). ``compact`` and ``clear`` start a new read generation, so the
-duplicate-read gate never refuses a file whose earlier read is no longer in context, and the
-rules are re-injected even when PreCompact never ran (case B36).
+keeps its state (case B37), and its digest leaves out what the resumed context already holds
+(nothing at all when nothing new would be shown). ``clear`` starts a new read generation, and
+``compact`` joins the compaction in progress (:func:`memdir.hooks.compaction.join_compaction`:
+one checkpoint per compaction, whatever the order of its events), so the duplicate-read gate
+never refuses a file whose earlier read is no longer in context, and the rules are re-injected
+even when PreCompact never ran (case B36).
 
 Imports: standard library and the kernel only.
 """
@@ -13,10 +16,15 @@ from __future__ import annotations
 import os
 import sys
 
+from memdir.hooks.compaction import join_compaction
 from memdir.hooks.context import Context
 from memdir.hooks.payload import HookEvent, HookResult
 from memdir.kernel import digest, session
 from memdir.kernel.text import estimate_tokens
+
+TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
 
 RECENT_FILES = 12
 
@@ -38,6 +46,15 @@ def _spawn_reindex(context: Context) -> None:
     )
 
 
+def recent_files(state: dict[str, Any]) -> list[str]:
+    """Return the files this session wrote, then read, newest first (at most a dozen)."""
+    recent = list(reversed(state["written"]))[:RECENT_FILES]
+    recent += [p for p in reversed(list(state["reads"])) if p not in recent][
+        : RECENT_FILES - len(recent)
+    ]
+    return recent
+
+
 def handle(event: HookEvent, context: Context) -> HookResult | None:
     """Update the session's state and return the digest to inject."""
     source = event.source or "startup"
@@ -45,15 +62,13 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
     with session.editing(context.store, event.session, context.remaining()) as state:
         state["starts"] += 1
         state["source"] = source
-        if fresh_context and not state.get("pending_compact"):
-            state["generation"] += 1  # PreCompact did not run (or this is /clear): evict now
-        state["pending_compact"] = False
-        if source != "resume":
-            state["injected"] = []
-        recent = list(reversed(state["written"]))[:RECENT_FILES]
-        recent += [p for p in reversed(list(state["reads"])) if p not in recent][
-            : RECENT_FILES - len(recent)
-        ]
+        if source == "compact":
+            join_compaction(state, "SessionStart", "auto")  # one checkpoint per compaction
+        elif source == "clear":
+            state["generation"] += 1  # a cleared context holds none of the earlier reads
+        already = list(state["injected"]) if source == "resume" else []
+        state["injected"] = already
+        recent = recent_files(state)
     index = context.index
     if not index.list_docs(limit=1) and not index.file_stats():
         _spawn_reindex(context)
@@ -65,6 +80,7 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         files=recent,
         budget_tokens=settings.digest_tokens,
         compacted=fresh_context,
+        exclude=already,
     )
     if not injection.text:
         return None

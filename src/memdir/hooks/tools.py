@@ -18,9 +18,10 @@
     make a later full read a repeat.
 
   Anything else (``grep``, ``rg``, pipelines, scripts) is a shell command, logged as such.
-- **Saves.** A save through memdir's MCP tools is recognised whatever the host calls the tool:
-  ``mcp__memdir__memory_remember`` (Claude Code, Codex), ``mcp_memdir_memory_remember`` (Gemini
-  CLI), ``memdir-memory_remember`` (Copilot CLI), ``memdir/…``, ``memdir.…``, ``memdir:…``.
+- **Saves.** A shell command running ``memdir remember``/``correct`` saves a belief; a save
+  through memdir's MCP tools is recognised under every host's naming by
+  :func:`memdir.kernel.hosttable.memdir_mcp_tool`, and the server marks the session itself
+  (:mod:`memdir.kernel.saves`).
 
 Imports: standard library only.
 """
@@ -43,9 +44,6 @@ RANGED_READERS = frozenset({"head", "tail", "sed"})
 _NOT_SIMPLE = re.compile(r"[|;&<>`\n]|\$\(")
 _WRAPPERS = frozenset({"bash", "sh", "zsh", "dash"})
 
-_SAVE_TOOL = re.compile(
-    r"(?:^|[_.:/-])memdir[_.:/-]+(?:memory_remember|memory_correct)$", re.IGNORECASE
-)
 _SAVE_COMMAND = re.compile(r"(?:^|[\s;&|(])memdir\s+(?:remember|correct)\b")
 
 
@@ -157,11 +155,6 @@ def shell_reads(command: str) -> tuple[list[str], bool, bool]:
                 named.append(arg)
         return named, False, False
     return [], False, False
-
-
-def is_save_tool(tool: str) -> bool:
-    """Whether ``tool`` is memdir's ``memory_remember``/``memory_correct``, however named."""
-    return bool(_SAVE_TOOL.search(tool))
 
 
 def is_save_command(command: str) -> bool:

@@ -6,7 +6,9 @@ channel: every record written through MCP is ``agent``, whatever the arguments s
 cannot create ``owner`` records or accept candidates (DESIGN §4). stdout belongs to the
 protocol: :func:`serve` points file descriptor 1 at stderr while anything is imported, so a
 dependency's banner or warning can never corrupt the stream (case B33), and logs go to stderr.
-Records are also readable as resources, ``memory://ID``.
+Records are also readable as resources, ``memory://ID``. A successful ``memory_remember`` or
+``memory_correct`` marks the session it serves (:mod:`memdir.kernel.saves`), so the Stop hook
+never says "saved no memory" after a save through MCP, whatever the host calls the tool.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from memdir import service
-from memdir.kernel import paths
+from memdir.kernel import paths, saves
 from memdir.kernel.errors import MemdirError, UsageError
 from memdir.kernel.fence import escape_json
 from memdir.kernel.model import KINDS, STATUSES
@@ -161,6 +163,7 @@ def build_server(store: Path) -> MCPServer:
             importance=importance,
             links=_strings(links, "links"),
         )
+        saves.mark(store, tool="memory_remember", record_id=done.record.id)
         return {**done.record.to_json(), "created": done.created, "note": done.note}
 
     @server.tool(annotations=READ)
@@ -178,6 +181,8 @@ def build_server(store: Path) -> MCPServer:
         done = _call(
             service.correct, store, id, text, reason=reason, origin=ORIGIN, channel=CHANNEL
         )
+        if done.record.id != id:  # a proposal on an owner's record is not a saved belief
+            saves.mark(store, tool="memory_correct", record_id=done.record.id)
         return {**done.record.to_json(), "supersedes": id}
 
     @server.tool(annotations=RETIRE)

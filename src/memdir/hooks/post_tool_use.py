@@ -25,6 +25,7 @@ Imports: standard library and the kernel only.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from memdir.hooks import tools
@@ -54,15 +55,40 @@ PATCH_OPS = {"add": "Write", "update": "Edit", "move": "Edit", "delete": "Delete
 """How each ``apply_patch`` section is logged: one row per file, under the tool it amounts to."""
 
 
+_SHELL_TRAILER = re.compile(r"^(?:Error|Exit Code|Signal|Background PIDs|Process Group PGID): ")
+_SHELL_FAILED = re.compile(r"^(?:Exit Code: (?!0$)|Signal: )")
+
+
+def _shell_failed(text: str) -> bool:
+    """Whether Gemini CLI's shell result text reports a failure.
+
+    Gemini CLI (0.61.0) answers ``run_shell_command`` with ``llmContent`` holding ``Output: …``
+    and then trailer lines (``Error:``, ``Exit Code: N`` only when N is not 0, ``Signal:``,
+    ``Background PIDs:``, ``Process Group PGID:``), wrapped in ``<untrusted_context>``; no
+    field says the command failed. Only the trailer after the output is read: a non-zero exit
+    code or a signal is a failure.
+    """
+    lines = text.rstrip().removesuffix("</untrusted_context>").rstrip().splitlines()
+    for line in reversed(lines):
+        if not _SHELL_TRAILER.match(line):
+            return False
+        if _SHELL_FAILED.match(line):
+            return True
+    return False
+
+
 def _succeeded(event: HookEvent) -> bool:
     if event.name == "PostToolUseFailure":
         return False
     response = event.tool_response
-    status = tools.exit_status(response)
+    status = tools.exit_status(response)  # Codex: "Exit code: N …"
     if status is not None:
         return status == 0
     if isinstance(response, dict):
         if response.get("success") is False or response.get("error") or response.get("is_error"):
+            return False
+        content = response.get("llmContent")
+        if isinstance(content, str) and _shell_failed(content):
             return False
         return not response.get("interrupted", False)
     return response is not None

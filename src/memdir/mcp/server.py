@@ -63,6 +63,87 @@ ListArg = Annotated[
 ]
 
 
+Cursor = Annotated[
+    str | None,
+    Field(description="The next_cursor of the previous page; omit it for the first page."),
+]
+
+RESULT_TOKENS = 16_000
+"""Most estimated tokens (ceil(bytes / 4) of the JSON, non-ASCII counted as escapes) in one
+paged tool result: under Claude Code's 25k-token cap on an MCP tool result (case B55), leaving
+room for the structured copy's framing and the host's own wrapping."""
+
+
+def _offset(cursor: str | None) -> int:
+    """Return the position a ``next_cursor`` names (0 for the first page).
+
+    Raises:
+        ToolError: the cursor was not made by this server.
+    """
+    if cursor is None or cursor == "":
+        return 0
+    if not cursor.isascii() or not cursor.isdigit() or len(cursor) > 9:
+        raise ToolError(f"usage: cursor {cursor[:40]!r} is not a next_cursor from this tool")
+    return int(cursor)
+
+
+def page(rows: list[dict[str, Any]], start: int, limit: int) -> dict[str, Any]:
+    """Return ``rows[start:]`` cut to ``limit`` rows and :data:`RESULT_TOKENS`, with a cursor.
+
+    Args:
+        rows: Every row, in a stable order.
+        start: The first row of this page (from :func:`_offset`).
+        limit: Most rows on this page.
+
+    Returns:
+        ``{"results": [...], "next_cursor": "N" | None}``; ``next_cursor`` is ``None`` when
+        this page ends the rows. A page always holds at least one row when any remain, so
+        paging always ends; a row larger than the cap alone has its ``body`` cut (marked
+        ``"body_cut": true``; ``memory_get`` returns it whole).
+    """
+    budget = RESULT_TOKENS * 4 - 200  # bytes, less the envelope
+    taken: list[dict[str, Any]] = []
+    for row in rows[start : start + limit]:
+        size = _wire_bytes(row)
+        if size > budget:
+            if taken:
+                break
+            row = _cut_body(row, budget)
+            size = _wire_bytes(row)
+        taken.append(row)
+        budget -= size
+    end = start + len(taken)
+    return {"results": taken, "next_cursor": str(end) if end < len(rows) else None}
+
+
+def _wire_bytes(row: dict[str, Any]) -> int:
+    """Return at least the bytes ``row`` takes in a tool result's text.
+
+    The SDK renders a result with a two-space indent, a row sitting two levels deep; every
+    character beyond ASCII is counted as its six-byte escape, never fewer bytes than the
+    UTF-8 or escaped form the host receives.
+    """
+    shown = json.dumps(row, indent=2)
+    return len(shown) + 4 * (shown.count("\n") + 1) + 2
+
+
+def _cut_body(row: dict[str, Any], budget: int) -> dict[str, Any]:
+    """Return ``row`` with its ``body`` (then ``text``) cut so its JSON fits ``budget`` bytes."""
+    cut = dict(row)
+    for field in ("body", "text"):
+        value = cut.get(field)
+        if not isinstance(value, str) or _wire_bytes(cut) <= budget:
+            continue
+        target = budget - 20
+        per_char = len(json.dumps(value)) / max(len(value), 1)  # escaped bytes per character
+        keep = max(int(len(value) - (_wire_bytes(cut) - target) / per_char) - 1, 0)
+        while keep and _wire_bytes({**cut, field: value[:keep]}) > target:
+            keep = keep * 9 // 10
+        cut[field] = value[:keep]
+        cut[f"{field}_cut"] = True
+    return cut
+
+
 def _call(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """Run a service call; a memdir error becomes a tool error with its stable code.
 
@@ -197,29 +278,36 @@ def build_server(store: Path) -> MCPServer:
         kind: KindField = None,
         status: Annotated[str | None, Field(description=f"One of: {', '.join(STATUSES)}.")] = None,
         limit: Limit = 50,
+        cursor: Cursor = None,
     ) -> dict[str, Any]:
-        """List records, most recently updated first, filtered by kind and status."""
+        """List records, most recently updated first, filtered by kind and status.
+
+        A page holds at most ``limit`` records and stays under the hosts' result size cap; when
+        more remain, ``next_cursor`` is set: pass it back as ``cursor`` for the next page.
+        """
         if status is not None and status not in STATUSES:
             raise ToolError(f"usage: status must be one of {', '.join(STATUSES)}")
         kinds = [k for k in [_kind(kind, None)] if k]
+        start = _offset(cursor)
         records = _call(
             service.list_records,
             store,
             kinds=kinds,
             statuses=[status] if status else [],
-            limit=limit,
+            limit=start + limit + 1,
         )
-        return {"results": [r.to_json() for r in records]}
+        return page([r.to_json() for r in records], start, limit)
 
     @server.tool(annotations=READ)
-    def memory_index() -> dict[str, Any]:
-        """Return the compact catalogue of active beliefs, by kind."""
+    def memory_index(cursor: Cursor = None) -> dict[str, Any]:
+        """Return the compact catalogue of active beliefs, by kind, a page at a time.
+
+        Each page stays under the hosts' result size cap; when more remain, ``next_cursor`` is
+        set: pass it back as ``cursor`` for the next page.
+        """
         records = _call(service.catalogue, store)
-        return {
-            "results": [
-                {"id": r.id, "kind": r.kind, "text": r.text, "origin": r.origin} for r in records
-            ]
-        }
+        rows = [{"id": r.id, "kind": r.kind, "text": r.text, "origin": r.origin} for r in records]
+        return page(rows, _offset(cursor), len(rows))
 
     @server.tool(annotations=READ)
     def memory_graph(id: RecordId, depth: Annotated[int, Field(ge=1, le=5)] = 1) -> dict[str, Any]:

@@ -420,7 +420,7 @@ def read_state(store: Path) -> State:
 # --------------------------------------------------------------------------- fixtures
 
 
-def trim(value: Any, rewrite: Mapping[str, str], max_chars: int = 600) -> Any:
+def trim(value: Any, rewrite: Mapping[str, str], max_chars: int = 400) -> Any:
     """Return ``value`` with every string's paths rewritten and long strings cut.
 
     ``rewrite`` maps a real path (the sandbox's) to the one a fixture shows (``/home/dev/…``);

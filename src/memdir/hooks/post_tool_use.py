@@ -251,7 +251,7 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
 
 
 def _full_read_tool(event: HookEvent) -> bool:
-    return all(event.tool_input.get(k) in (None, "", 0) for k in ("offset", "limit", "pages"))
+    return all(event.tool_input.get(k) in (None, "", 0) for k in tools.RANGE_KEYS)
 
 
 def _record_read(state: dict[str, Any], context: Context, rel: str, *, full: bool) -> None:

@@ -51,7 +51,7 @@ def _target(event: HookEvent, context: Context) -> tuple[str | None, str]:
     :mod:`memdir.hooks.tools`); ``(None, "")`` for anything else.
     """
     if event.tool == "Read":
-        if any(event.tool_input.get(k) not in (None, "", 0) for k in ("offset", "limit", "pages")):
+        if any(event.tool_input.get(k) not in (None, "", 0) for k in tools.RANGE_KEYS):
             return None, ""  # a ranged read is always allowed
         return context.relative(event.file_path), "read"
     command = event.tool_input.get("command")

@@ -481,3 +481,48 @@ def test_a_resumed_session_is_not_given_what_its_context_holds(store: Path) -> N
     assert "Never push on Fridays" not in asked.context
     fresh = _call(store, "SessionStart", session_id="s2", source="startup")
     assert "Never push on Fridays" in fresh.context  # a new session gets everything
+
+
+def _gemini_transcript(path: Path, used: int) -> Path:
+    """A Gemini CLI session transcript whose last answer reports ``used`` prompt tokens."""
+    rows = [
+        {"sessionId": "s1", "projectHash": "x", "startTime": "2026-12-03T17:14:00Z"},
+        {"id": "1", "type": "user", "content": [{"text": "hi"}]},
+        {"id": "2", "type": "gemini", "content": "hello", "model": "gemini-2.5-flash"},
+        {
+            "id": "2",
+            "type": "gemini",
+            "content": "hello",
+            "model": "gemini-2.5-flash",
+            "tokens": {"input": used, "output": 5, "cached": 0, "thoughts": 0, "total": used + 5},
+        },
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_gemini_precompress_before_every_request_counts_only_a_real_compression(
+    store: Path, tmp_path: Path
+) -> None:
+    """Gemini CLI fires PreCompress before each request; it compresses past half the window."""
+    small = _gemini_transcript(tmp_path / "small.jsonl", 12_000)
+    big = _gemini_transcript(tmp_path / "big.jsonl", 700_000)
+    _call(store, "SessionStart", "gemini", source="startup")
+    for _ in range(3):
+        _call(store, "BeforeAgent", "gemini", prompt="go on")
+        _call(store, "PreCompress", "gemini", trigger="auto", transcript_path=str(small))
+    assert _compactions(store, "s1") == 0
+    assert session.load(store, "s1")["generation"] == 0
+    _call(store, "PreCompress", "gemini", trigger="auto", transcript_path=str(big))
+    assert _compactions(store, "s1") == 1
+    _call(store, "PreCompress", "gemini", trigger="manual", transcript_path=str(small))
+    assert _compactions(store, "s1") == 1  # /compress right after: the same, still open
+    _call(store, "BeforeAgent", "gemini", prompt="go on")
+    _call(store, "PreCompress", "gemini", trigger="manual", transcript_path=str(small))
+    assert _compactions(store, "s1") == 2  # /compress is always a compression
+    settings = store.parent / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"model": {"compressionThreshold": 0.01}}))
+    _call(store, "BeforeAgent", "gemini", prompt="go on")
+    _call(store, "PreCompress", "gemini", trigger="auto", transcript_path=str(small))
+    assert _compactions(store, "s1") == 3  # 12,000 tokens is past 1% of the window

@@ -468,11 +468,6 @@ def test_second_full_read_was_refused(session: Session) -> None:
     assert REFUSAL in refused and "alpha" not in refused
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hookpath bug: Gemini's ranged read_file (start_line/end_line) is taken for a full "
-    "read, so the first full read of that file is refused",
-)
 def test_a_ranged_read_is_not_a_full_read(session: Session) -> None:
     model = session.model
     ranged = json.dumps(model.after("read-range").function_responses())
@@ -515,10 +510,6 @@ def test_beliefs_were_stored(session: Session) -> None:
     assert state.records_with(SEED_RULE)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hookpath bug: Gemini hands SessionStart context back inside the next BeforeAgent prompt (<hook_context>, escaped fence) and memdir journals it as the person's words",
-)
 def test_journal_holds_both_sides_and_no_injected_memory(session: Session) -> None:
     journal = session.states[-1].journal
     users = [str(t.get("text", "")) for t in journal if t.get("who") == "user"]
@@ -561,10 +552,6 @@ def test_file_map_holds_the_written_and_edited_files(session: Session) -> None:
     assert (project / "notes.txt").read_text() == "alpha\nBETA\ngamma\n"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hookpath bug: a save through mcp_memdir_memory_remember is recognised only under Claude's mcp__memdir__ names, so a false 'saved no memory' reminder is queued",
-)
 def test_an_mcp_save_counts_as_saved_memory(session: Session) -> None:
     sid = session.runs[0].session_id()
     state = session.states[0].sessions[sid]
@@ -572,10 +559,6 @@ def test_an_mcp_save_counts_as_saved_memory(session: Session) -> None:
     assert state["reminders"] == [] and not state["reminded"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Gemini 0.61.0 fires PreCompress before every model request, compressing or not; memdir records the first one as a compaction",
-)
 def test_one_checkpoint_per_compression(session: Session) -> None:
     assert session.model.summaries >= 1  # Gemini did compress in the second run
     sid = session.runs[0].session_id()

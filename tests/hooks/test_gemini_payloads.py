@@ -172,3 +172,58 @@ def test_after_agent_journals_the_answer(store: Path, gemini_project: Path) -> N
     gemini("AfterAgent", gemini_project)
     answers = [t["text"] for t in _journal(store) if t["who"] == "assistant"]
     assert answers == ["Done: read, wrote, edited, ran and saved."]
+
+
+def _transcript(folder: Path, prompt_tokens: int, model: str = "gemini-2.5-flash") -> Path:
+    """A Gemini session transcript whose last model response had ``prompt_tokens``."""
+    path = folder / "session.jsonl"
+    lines = [
+        {"sessionId": "s", "kind": "main"},
+        {"id": "u1", "type": "user", "content": [{"text": "hello"}]},
+        {
+            "id": "g1",
+            "type": "gemini",
+            "content": "hi",
+            "tokens": {"input": prompt_tokens, "output": 8, "cached": 0, "total": 9},
+            "model": model,
+        },
+    ]
+    path.write_text("".join(json.dumps(line, separators=(",", ":")) + "\n" for line in lines))
+    return path
+
+
+@pytest.mark.slow
+def test_pre_compress_before_an_ordinary_request_is_no_compaction(
+    store: Path, gemini_project: Path, tmp_path: Path
+) -> None:
+    transcript = _transcript(tmp_path, 120)
+    for _ in range(3):  # Gemini fires it before every model request
+        gemini("PreCompress", gemini_project, transcript_path=str(transcript))
+    state = session.load(store, _session_id(gemini_project))
+    assert state["compactions"] == [] and state["generation"] == 0
+
+
+@pytest.mark.slow
+def test_pre_compress_over_the_threshold_or_manual_is_one_checkpoint(
+    store: Path, gemini_project: Path, tmp_path: Path
+) -> None:
+    transcript = _transcript(tmp_path, 700_000)  # over 0.5 of the 1,048,576-token window
+    gemini("PreCompress", gemini_project, transcript_path=str(transcript))
+    state = session.load(store, _session_id(gemini_project))
+    assert [c["trigger"] for c in state["compactions"]] == ["auto"]
+    other = payload("PreCompress", gemini_project, session_id="s2", trigger="manual")
+    other["transcript_path"] = str(tmp_path / "missing.jsonl")
+    run_hook("PreCompress", other, cwd=gemini_project, host="gemini")
+    assert [c["trigger"] for c in session.load(store, "s2")["compactions"]] == ["manual"]
+
+
+@pytest.mark.slow
+def test_the_projects_compression_threshold_is_honoured(
+    store: Path, gemini_project: Path, tmp_path: Path
+) -> None:
+    settings = gemini_project / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"model": {"compressionThreshold": 0.1}}))
+    transcript = _transcript(tmp_path, 120_000)  # over 0.1 of the window, under 0.5
+    gemini("PreCompress", gemini_project, transcript_path=str(transcript))
+    assert len(session.load(store, _session_id(gemini_project))["compactions"]) == 1

@@ -3,8 +3,8 @@
 Hosts fire a compaction's events in different orders: Claude Code PreCompact →
 SessionStart(``compact``) → PostCompact; Codex PreCompact → PostCompact (then SessionStart
 ``resume`` and ``compact`` on ``exec resume``); Gemini CLI only PreCompress (mapped to
-PreCompact), from inside a turn, before *every* model request, so an automatic one counts only
-when Gemini will really compress (:func:`gemini_compresses`); a host may skip PreCompact. So a
+PreCompact), from inside a turn, before *every* model request, so there only one that will
+really compress counts (:mod:`memdir.hooks.gemini_compress`); a host may skip PreCompact. So a
 compaction is *open* from its first event until the session does something else (a prompt or a
 tool call): every later compaction event while it is open belongs to it, and records nothing
 new. A PreCompact seen after the open compaction's PostCompact starts the next compaction.
@@ -19,14 +19,10 @@ Imports: standard library and the kernel only.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 from memdir.hooks.context import Context
 from memdir.hooks.payload import HookEvent, HookResult
 from memdir.kernel import session
 from memdir.kernel.clock import now_iso
-from memdir.kernel.hookio import text_field
 
 TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
 if TYPE_CHECKING:
@@ -71,76 +67,12 @@ def join_compaction(state: dict[str, Any], step: str, trigger: str) -> bool:
     return True
 
 
-GEMINI_WINDOW = 1_048_576
-GEMMA_WINDOW = 256_000
-GEMINI_THRESHOLD = 0.5
-TRANSCRIPT_TAIL_BYTES = 1024 * 1024
-
-
-def _gemini_threshold(project: Path) -> float:
-    """Gemini CLI's ``model.compressionThreshold`` (project settings, then the user's)."""
-    import json
-
-    for settings in (project / ".gemini" / "settings.json", Path.home() / ".gemini/settings.json"):
-        try:
-            value = json.loads(settings.read_text(encoding="utf-8"))["model"][
-                "compressionThreshold"
-            ]
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
-        if isinstance(value, (int, float)) and 0 < value <= 1:
-            return float(value)
-    return GEMINI_THRESHOLD
-
-
-def gemini_compresses(transcript: str, project: Path) -> bool:
-    """Whether Gemini CLI's automatic PreCompress will really compress the chat.
-
-    Gemini CLI fires PreCompress before *every* model request, and compresses only when the
-    last prompt's token count reaches ``model.compressionThreshold`` (default 0.5) of the
-    model's window (0.61.0, ``ChatCompressionService.compress``). That count is in its session
-    transcript (the last ``gemini`` message's ``tokens.input``), so memdir makes the same test.
-    An unreadable transcript reads as "no compression": the common case is a no-op, and a
-    missed one costs at most one refused re-read, which its retry passes.
-
-    Args:
-        transcript: The payload's ``transcript_path``.
-        project: The project root (for its ``.gemini/settings.json``).
-    """
-    import json
-
-    path = Path(transcript)
-    if not transcript or not path.is_absolute():
-        return False
-    try:
-        with path.open("rb") as handle:
-            handle.seek(max(os.fstat(handle.fileno()).st_size - TRANSCRIPT_TAIL_BYTES, 0))
-            lines = handle.read().splitlines()
-    except OSError:
-        return False
-    for raw in reversed(lines):
-        try:
-            row = json.loads(raw)
-        except ValueError:
-            continue
-        if not isinstance(row, dict) or row.get("type") != "gemini":
-            continue
-        tokens = row.get("tokens")
-        if not isinstance(tokens, dict):
-            continue
-        used = tokens.get("input")
-        if not isinstance(used, int):
-            return False
-        window = GEMMA_WINDOW if "gemma" in str(row.get("model", "")).lower() else GEMINI_WINDOW
-        return used >= _gemini_threshold(project) * window
-    return False
-
-
 def handle(event: HookEvent, context: Context) -> HookResult | None:
     """Record the compaction in the session's state; return nothing."""
-    if event.host == "gemini" and event.name == "PreCompact" and event.source != "manual":
-        transcript = text_field(event.raw, "transcript_path")
-        if not gemini_compresses(transcript, context.project):
+    if event.host == "gemini" and event.name == "PreCompact":
+        from memdir.hooks.gemini_compress import compressing
+
+        if not compressing(event.raw, context.project):
             return None  # Gemini's PreCompress before a request it will not compress
     with session.editing(context.store, event.session, context.remaining()) as state:
         join_compaction(state, event.name, event.source)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from memdir.hooks.context import Context
 from memdir.hooks.payload import HookEvent, HookResult
 from memdir.kernel import digest, journal, session
+from memdir.kernel.caller import Caller
 from memdir.kernel.errors import MemdirError
 from memdir.kernel.explicit import find_requests
 from memdir.kernel.redact import redact
@@ -40,9 +41,7 @@ def _store_requests(
                 context.handle(),
                 request.text,
                 kind=request.kind,
-                origin="owner",
-                channel="hook",
-                session=event.session,
+                caller=Caller("owner", "hook", event.host, event.session),
                 journal=citation,
             )
         except MemdirError as err:  # the refused text is shown masked: context ends up in files

@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +36,9 @@ _SCRUB = (
 )
 IGNORED = ["state/", "index.sqlite", "index.sqlite-*", ".*.tmp", "*.tmp", "backups/"]
 """What the store's own ``.gitignore`` keeps out of history: machine-local and derived files."""
+
+Trailers = Sequence[tuple[str, str]]
+"""Git trailers for a commit message: ``(key, value)`` pairs (see :func:`with_trailers`)."""
 
 _FIELD = "\x1f"
 _RECORD = "\x1e"
@@ -204,8 +208,11 @@ def _packed_ref(git_dir: Path, ref: str) -> str | None:
     return ""
 
 
-def commit(store: Path, paths: list[str], message: str) -> None:
+def commit(store: Path, paths: list[str], message: str, *, trailers: Trailers = ()) -> None:
     """Stage ``paths`` (added, changed or deleted, relative to the store) and commit them.
+
+    ``trailers`` (``(key, value)`` pairs, e.g. ``("Memdir-Origin", "agent")``) end the message
+    as git trailers: who made the commit and through which channel (:func:`with_trailers`).
 
     Only these paths are staged, so a hand edit elsewhere stays uncommitted and visible to
     ``memdir health``. When every path is a file (or a deleted one), as in every record write,
@@ -218,6 +225,7 @@ def commit(store: Path, paths: list[str], message: str) -> None:
     Raises:
         GitError: git failed; the working tree keeps the new files either way.
     """
+    message = with_trailers(message, trailers)
     remove_stale_locks(store)
     if any((store / p).is_dir() for p in paths):
         run_git(store, "add", "-A", "--", *paths)
@@ -350,12 +358,15 @@ def changed_paths(store: Path, commit_hash: str) -> list[str]:
     return [p for p in out.split("\0") if p]
 
 
-def revert(store: Path, commit_hash: str, message: str) -> list[str]:
+def revert(store: Path, commit_hash: str, message: str, *, trailers: Trailers = ()) -> list[str]:
     """Revert one commit with a new commit; return the paths it changed.
+
+    ``trailers`` end the message as in :func:`commit`.
 
     Raises:
         GitError: the revert conflicts with later changes; nothing is changed (it is aborted).
     """
+    message = with_trailers(message, trailers)
     remove_stale_locks(store)
     paths = changed_paths(store, commit_hash)
     done = run_git(store, "revert", "--no-edit", "--no-commit", commit_hash, check=False)
@@ -442,3 +453,18 @@ def dirty_paths(store: Path, under: str = "records") -> list[str]:
         if len(item) > 3:
             paths.append(item[3:])
     return paths
+
+
+# --- commit trailers (who made a commit; DESIGN §4) -------------------------------------------
+
+
+def with_trailers(message: str, trailers: Trailers) -> str:
+    """Return ``message`` ending in a paragraph of ``Key: value`` git trailers.
+
+    Keys and values are the caller's (:meth:`memdir.kernel.caller.Caller.trailers` makes them
+    one-line); with no trailers the message is returned unchanged.
+    """
+    if not trailers:
+        return message
+    block = "\n".join(f"{key}: {value}" for key, value in trailers)
+    return f"{message.rstrip()}\n\n{block}"

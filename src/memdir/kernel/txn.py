@@ -65,8 +65,18 @@ def _intent_path(store: Path) -> Path:
     return state_dir(store) / INTENT_NAME
 
 
-def apply(store: Path, index: Index, changes: list[Change], message: str) -> None:
+def apply(
+    store: Path,
+    index: Index,
+    changes: list[Change],
+    message: str,
+    *,
+    trailers: gitio.Trailers = (),
+) -> None:
     """Write ``changes`` as one commit and index them; the caller holds the store lock.
+
+    ``trailers`` (who made the change; :meth:`memdir.kernel.caller.Caller.trailers`) end the
+    commit message, and a replay by :func:`recover` keeps them.
 
     Raises:
         GitError: git is missing or failed; the intent stays for :func:`recover`.
@@ -78,9 +88,9 @@ def apply(store: Path, index: Index, changes: list[Change], message: str) -> Non
     texts = {c.path: (dump(c.record) if c.record is not None else None) for c in changes}
     if all(_unchanged(store, rel, text) for rel, text in texts.items()):
         return  # the same bytes again (a near-duplicate within the same second): no empty commit
-    intent = {"message": message, "files": texts}
+    intent = {"message": message, "files": texts, "trailers": [list(t) for t in trailers]}
     write_atomic(_intent_path(store), json.dumps(intent, ensure_ascii=False).encode("utf-8"))
-    _replay(store, index, texts, message)
+    _replay(store, index, texts, message, trailers=tuple(trailers))
 
 
 def _unchanged(store: Path, rel: str, text: str | None) -> bool:
@@ -99,6 +109,7 @@ def _replay(
     message: str,
     *,
     recovering: bool = False,
+    trailers: gitio.Trailers = (),
 ) -> None:
     for rel, text in texts.items():
         target = store / rel
@@ -109,7 +120,7 @@ def _replay(
         else:
             write_atomic(target, text.encode("utf-8"))
     if not recovering or gitio.changed_since_head(store, list(texts)):
-        gitio.commit(store, list(texts), message)
+        gitio.commit(store, list(texts), message, trailers=trailers)
     # else: the interrupted process had committed; a second, empty commit would say nothing
     with contextlib.suppress(sqlite3.OperationalError):
         # Busy past the timeout: the next stat scan indexes these files (module docstring).
@@ -142,6 +153,7 @@ def recover(store: Path, index: Index) -> bool:
         intent = json.loads(path.read_text(encoding="utf-8"))
         texts = intent["files"]
         message = str(intent["message"])
+        trailers = _trailers(intent.get("trailers"))
     except FileNotFoundError:
         return False
     except (ValueError, KeyError, TypeError, OSError):
@@ -154,5 +166,27 @@ def recover(store: Path, index: Index) -> bool:
         # name, never acted on, so a planted intent cannot write outside the store.
         path.replace(path.with_name(REFUSED_INTENT_NAME))
         return False
-    _replay(store, index, texts, message + "\n\n(completed after an interruption)", recovering=True)
+    _replay(
+        store,
+        index,
+        texts,
+        message + "\n\n(completed after an interruption)",
+        recovering=True,
+        trailers=trailers,
+    )
     return True
+
+
+def _trailers(value: object) -> tuple[tuple[str, str], ...]:
+    """Return an intent's trailers: pairs of one-line strings; anything else is dropped."""
+    if not isinstance(value, list):
+        return ()
+    pairs = []
+    for item in value:
+        if (
+            isinstance(item, list)
+            and len(item) == 2
+            and all(isinstance(x, str) and x and "\n" not in x for x in item)
+        ):
+            pairs.append((item[0], item[1]))
+    return tuple(pairs)

@@ -2,8 +2,11 @@
 
 Every tool is a thin wrapper around one ``memdir.service`` call: its JSON form back, domain
 errors turned into ``ToolError`` with the same stable codes the CLI uses. Origin comes from the
-channel: every record written through MCP is ``agent``, whatever the arguments say; the server
-cannot create ``owner`` records or accept candidates (DESIGN §4). stdout belongs to the
+channel: every call is the ``agent``'s (one :class:`~memdir.kernel.caller.Caller` built when the
+server starts), whatever the arguments say; the server cannot create ``owner`` records, accept
+candidates, purge or roll back, and a correction or retirement of an owner's record becomes a
+proposal whose result says so: ``"status": "proposed"`` and a note that the owner decides in
+``memdir review`` (DESIGN §4). stdout belongs to the
 protocol: :func:`serve` points file descriptor 1 at stderr while anything is imported, so a
 dependency's banner or warning can never corrupt the stream (case B33), and logs go to stderr.
 Records are also readable as resources, ``memory://ID``. A successful ``memory_remember`` or
@@ -27,16 +30,15 @@ from pydantic import Field
 
 from memdir import service
 from memdir.kernel import paths, saves
+from memdir.kernel.caller import mcp_caller
 from memdir.kernel.errors import MemdirError, UsageError
 from memdir.kernel.fence import escape_json
+from memdir.kernel.lifecycle import Written
 from memdir.kernel.model import KINDS, STATUSES
 from memdir.mcp.wire import serve_stdio
 from memdir.service import memory, project
 
 T = TypeVar("T")
-ORIGIN = "agent"
-
-CHANNEL = "mcp"
 READ = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
 )
@@ -200,11 +202,30 @@ class _Server(MCPServer):
         return result
 
 
+def _changed(done: Written, record_id: str) -> dict[str, Any]:
+    """Return a correct or forget result: what was done, or the proposal made instead.
+
+    A proposal says ``"status": "proposed"`` and ``"applied": false``, with the proposal and
+    a note that the owner decides in ``memdir review``; the record is not in the result as if
+    changed.
+    """
+    if done.proposal is not None:
+        return {
+            "status": "proposed",
+            "applied": False,
+            "id": record_id,
+            "proposal": done.proposal.to_json(),
+            "note": done.note,
+        }
+    return {**done.record.to_json(), "applied": done.changed, "note": done.note}
+
+
 def build_server(store: Path) -> MCPServer:
     """Return a server whose tools and resources act on ``store``."""
     from memdir import __version__
 
     server = _Server("memdir", instructions=INSTRUCTIONS, version=__version__)
+    caller = mcp_caller()  # every tool call is the agent's, whatever its arguments claim
 
     @server.tool(annotations=READ)
     def memory_recall(query: str, limit: Limit = 10, kind: KindField = None) -> dict[str, Any]:
@@ -237,8 +258,7 @@ def build_server(store: Path) -> MCPServer:
             store,
             text,
             kind=_kind(kind),
-            origin=ORIGIN,
-            channel=CHANNEL,
+            caller=caller,
             aliases=_strings(aliases, "aliases"),
             tags=_strings(tags, "tags"),
             importance=importance,
@@ -256,22 +276,26 @@ def build_server(store: Path) -> MCPServer:
     def memory_correct(id: RecordId, text: Text, reason: str | None = None) -> dict[str, Any]:
         """Replace a wrong belief with a corrected one; the old one is kept in history.
 
-        Use it when a recalled belief is wrong or out of date. Returns the new record, which
-        supersedes the old one; the old text is never recalled again.
+        Use it when a recalled belief is wrong or out of date. On your own beliefs (origin
+        agent) it returns the new record, which supersedes the old one. A belief whose origin
+        is "owner" is the person's: you cannot change it; the call returns "status":
+        "proposed" and the person decides in `memdir review`. Tell them what you proposed.
         """
-        done = _call(
-            service.correct, store, id, text, reason=reason, origin=ORIGIN, channel=CHANNEL
-        )
-        if done.record.id != id:  # a proposal on an owner's record is not a saved belief
-            saves.mark(store, tool="memory_correct", record_id=done.record.id)
-        return {**done.record.to_json(), "supersedes": id}
+        done = _call(service.correct, store, id, text, reason=reason, caller=caller)
+        result = _changed(done, id)
+        if done.proposal:  # a proposal on the person's belief is not a saved belief
+            return result
+        saves.mark(store, tool="memory_correct", record_id=done.record.id)
+        return {**result, "supersedes": id}
 
     @server.tool(annotations=RETIRE)
     def memory_forget(id: RecordId, reason: str) -> dict[str, Any]:
-        """Retire a belief that no longer applies (its history is kept). Needs a reason."""
-        return _call(
-            service.forget, store, id, reason, origin=ORIGIN, channel=CHANNEL
-        ).record.to_json()
+        """Retire a belief that no longer applies (its history is kept). Needs a reason.
+
+        A belief whose origin is "owner" is the person's: the call returns "status":
+        "proposed" and changes nothing until the person accepts it in `memdir review`.
+        """
+        return _changed(_call(service.forget, store, id, reason, caller=caller), id)
 
     @server.tool(annotations=READ)
     def memory_list(
@@ -351,7 +375,7 @@ def build_server(store: Path) -> MCPServer:
     def bug_log(error: str, fix: str, file: str | None = None) -> dict[str, Any]:
         """Record a bug and how it was fixed; a repeat of a known bug bumps its count."""
         return _call(
-            memory.bug_log, store, error, fix, file, origin=ORIGIN, channel=CHANNEL
+            memory.bug_log, store, error, fix, file, origin=caller.origin, channel=caller.channel
         ).record.to_json()
 
     @server.tool(annotations=READ)

@@ -9,6 +9,7 @@ from typing import Any
 from memdir.hosts import HOSTS, get_host
 from memdir.hosts import install as installer
 from memdir.kernel import anatomy, appendlog, gitio, jsonl, manifest, paths, session
+from memdir.kernel.caller import Caller, cli_caller
 from memdir.kernel.errors import MemdirError, NotFoundError
 from memdir.kernel.hookio import CANONICAL_EVENTS
 from memdir.kernel.lock import store_lock
@@ -131,8 +132,10 @@ class Synced:
         return {"committed": self.committed}
 
 
-def sync(store: Path, *, logs_only: bool = False) -> Synced:
+def sync(store: Path, *, logs_only: bool = False, caller: Caller | None = None) -> Synced:
     """Commit the journal, action log and anatomy (and, unless ``logs_only``, hand edits).
+
+    The commit names ``caller`` (default: from this process's environment).
 
     Raises:
         GitError: git failed.
@@ -147,7 +150,12 @@ def sync(store: Path, *, logs_only: bool = False) -> Synced:
         dirty = [p for f in present for p in gitio.dirty_paths(store, f)]
         if dirty:
             what = "logs" if logs_only else "logs and hand edits"
-            gitio.commit(store, present, f"sync: commit {len(dirty)} changed file(s) ({what})")
+            gitio.commit(
+                store,
+                present,
+                f"sync: commit {len(dirty)} changed file(s) ({what})",
+                trailers=(caller or cli_caller()).trailers(),
+            )
     gitio.maintain(store)  # outside the lock: packing may take seconds in a large store
     return Synced(sorted(dirty))
 

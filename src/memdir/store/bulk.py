@@ -108,8 +108,12 @@ def _record(value: Any, scope: str) -> Any:
     return dataclasses.replace(record, origin="import", source=source)
 
 
-def import_lines(handle: Handle, lines: Iterable[str]) -> BulkImported:
+def import_lines(
+    handle: Handle, lines: Iterable[str], *, trailers: gitio.Trailers = ()
+) -> BulkImported:
     """Import records from JSON lines; one commit for all of them.
+
+    ``trailers`` name who ran the import (``Caller.trailers()``) on that commit.
 
     Raises:
         LockTimeoutError: another writer held the store.
@@ -151,7 +155,12 @@ def import_lines(handle: Handle, lines: Iterable[str]) -> BulkImported:
             result.imported += len(batch)
         if result.imported:
             # Only the imported files: a hand edit elsewhere in records/ stays for health.
-            gitio.commit(handle.store, written, f"import {result.imported} records (bulk)")
+            gitio.commit(
+                handle.store,
+                written,
+                f"import {result.imported} records (bulk)",
+                trailers=trailers,
+            )
     if result.imported:
         gitio.maintain(handle.store)  # pack the new objects so later commits stay fast
     return result

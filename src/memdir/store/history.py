@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memdir.kernel import gitio, txn
+from memdir.kernel.caller import Caller
 from memdir.kernel.errors import NotFoundError, UsageError
 from memdir.kernel.ids import check_id
 from memdir.kernel.lifecycle import Handle
@@ -107,8 +108,11 @@ class RolledBack:
         return {"rolled_back": self.commit, "paths": self.paths}
 
 
-def rollback(handle: Handle, rev: str, *, yes: bool) -> RolledBack:
+def rollback(handle: Handle, rev: str, *, yes: bool, caller: Caller | None = None) -> RolledBack:
     """Undo one commit with a revert commit, then re-index what it changed.
+
+    The caller (the owner: :func:`memdir.service.rollback` refuses anyone else) is recorded as
+    the revert commit's trailers.
 
     Raises:
         UsageError: ``yes`` is False (rollback changes beliefs; it must be confirmed), or the
@@ -127,6 +131,11 @@ def rollback(handle: Handle, rev: str, *, yes: bool) -> RolledBack:
         subject = next(
             (c.subject for c in gitio.log(handle.store, limit=200) if c.hash == full), full
         )
-        paths = gitio.revert(handle.store, full, f'rollback {full[:12]}: undo "{subject}"')
+        paths = gitio.revert(
+            handle.store,
+            full,
+            f'rollback {full[:12]}: undo "{subject}"',
+            trailers=caller.trailers() if caller else (),
+        )
         scan_records(handle)
     return RolledBack(full, paths)

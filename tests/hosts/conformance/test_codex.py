@@ -357,6 +357,12 @@ def test_memdir_context_reached_the_model(codex_run: CodexRun) -> None:
         fence in text_of(i) for b in bodies for i in b["input"] if i.get("role") == "developer"
     )
     assert not any(fence in t for b in bodies for t in user_texts(b))
+    # UserPromptSubmit: the first request of the turn already tells the model what was stored.
+    first = [text_of(i) for i in bodies[0]["input"] if i.get("role") == "developer"]
+    assert any(fence in t and "trunk-stable" in t for t in first), first[-1][:500]
+    # SessionStart(compact): the turn after the compaction gets the rules again.
+    last = [text_of(i) for i in bodies[-1]["input"] if i.get("role") == "developer"]
+    assert any(fence in t and "compacted" in t for t in last), [t[:300] for t in last]
 
 
 def test_mcp_server_connected_and_answered(codex_run: CodexRun) -> None:

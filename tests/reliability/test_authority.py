@@ -21,11 +21,11 @@ from typing import Any
 import pytest
 
 from memdir import service
-from memdir.kernel.caller import Caller, from_trailers
+from memdir.kernel.caller import SESSION_VARIABLES, Caller, from_trailers
 from memdir.service import memory
 
 AGENT_SHELLS = {
-    "claude-code": {"CLAUDECODE": "1"},
+    "claude-code": {"CLAUDECODE": "1", "CLAUDE_CODE_SESSION_ID": "8a718ed2-2856-435b"},
     "codex": {"CODEX_THREAD_ID": "0199a0b1-thread"},
     "gemini-cli": {"GEMINI_CLI": "1"},
 }
@@ -35,7 +35,8 @@ def cli(
     store: Path, *args: str, agent: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """Run the real ``memdir ARGS --store STORE --json``; ``agent``: the markers of its shell."""
-    env = {**os.environ, **(agent or {})}
+    env = {k: v for k, v in os.environ.items() if k not in SESSION_VARIABLES}
+    env.update(agent or {})
     done = subprocess.run(
         [sys.executable, "-m", "memdir", *args, "--store", str(store), "--json"],
         capture_output=True,
@@ -115,8 +116,8 @@ def test_an_agents_shell_cannot_purge_or_roll_back_the_owners_memory(
         f"refused purge {first}: owner only",
     ]
     assert all(c["by"]["origin"] == "agent" and c["by"]["host"] == host for c in log[:2])
-    if host == "codex":
-        assert log[0]["by"]["session"] == "0199a0b1-thread"
+    sessions = {"claude-code": "8a718ed2-2856-435b", "codex": "0199a0b1-thread"}
+    assert log[0]["by"].get("session") == sessions.get(host)
 
     # The owner, in a plain terminal, can do both; the commits say so.
     assert cli(store, "rollback", head, "--yes").returncode == 0
@@ -423,3 +424,48 @@ def test_a_decided_proposal_cannot_be_decided_again_nor_by_the_agent(store: Path
     second = service.forget(store, owners.id, "x", caller=AGENT).proposal
     assert first is not None and second is not None and first.id == second.id
     assert [p["id"] for p in memory.proposals_pending(store)] == [first.id]
+
+
+@pytest.mark.slow
+def test_a_write_completed_after_a_kill_still_names_who_made_it(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.reliability.runner import memdir
+
+    monkeypatch.setenv("CLAUDECODE", "1")
+    killed = memdir(store, "remember", "The cache is warmed at boot", kill_at="git:update-ref#1")
+    assert killed.returncode == -9
+    assert (store / "state" / "intent.json").exists()
+    monkeypatch.delenv("CLAUDECODE")
+    assert cli(store, "health").returncode == 0  # the owner's command completes the write
+    message = git(store, "log", "-1", "--format=%B", "--", "records")
+    assert "(completed after an interruption)" in message
+    by = from_trailers(message)
+    assert (by["origin"], by["channel"], by["host"]) == ("agent", "cli", "claude-code")
+    (found,) = out(cli(store, "list"))["results"]
+    assert (found["text"], found["origin"]) == ("The cache is warmed at boot", "agent")
+
+
+@pytest.mark.slow
+def test_the_prompt_hook_writes_the_owners_words_as_the_owner_through_the_hook(
+    store: Path,
+) -> None:
+    from tests.hooks.conftest import run_hook
+
+    payload = {
+        "session_id": "sess-42",
+        "hook_event_name": "UserPromptSubmit",
+        "cwd": str(store.parent),
+        "prompt": "remember that the docs site builds with mkdocs",
+    }
+    run_hook("UserPromptSubmit", payload, cwd=store.parent, host="claude-code")
+    (made,) = out(cli(store, "list"))["results"]
+    assert (made["origin"], made["source"]["channel"]) == ("owner", "hook")
+    newest = out(cli(store, "log", "-n", "1"))["results"][0]
+    assert newest["subject"] == f"remember {made['id']}"
+    assert newest["by"] == {
+        "origin": "owner",
+        "channel": "hook",
+        "host": "claude-code",
+        "session": "sess-42",
+    }

@@ -45,8 +45,9 @@ PROPOSAL_TRAILER = "Memdir-Proposal"
 _UNSAFE = re.compile(r"[^\x21-\x7e]+")  # trailer values: printable ASCII, no spaces or breaks
 MAX_VALUE_CHARS = 80
 
-SESSION_VARIABLES: tuple[str, ...] = ("CODEX_THREAD_ID", "CLAUDE_SESSION_ID", "GEMINI_SESSION_ID")
-"""Environment variables a host's shell may carry its session id in (first one set wins)."""
+SESSION_VARIABLES: tuple[str, ...] = ("CLAUDE_CODE_SESSION_ID", "CODEX_THREAD_ID")
+"""Environment variables a host's shell carries its session id in (first one set wins): Claude
+Code's Bash tool since 2.1.132 (the hooks' ``session_id``), Codex's shell tool (its thread)."""
 
 
 def trailer_value(value: str) -> str:

@@ -69,6 +69,8 @@ HOOK_EVENTS = (
 )
 """Every event the payload logger listens to (memdir's own and the ones it should hear)."""
 SEEDED_RULE = "Never push directly to the main branch"
+NEW_RULE = "Always run make check before a commit"
+"""Stored between the session and its resume: the one thing the resume has not been shown."""
 BELIEF = "The staging database is read-only on Fridays"
 MCP_BELIEF = "The release build uses make, not ninja"
 TURN_TIMEOUT = 60.0
@@ -491,6 +493,8 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Run:
         finally:
             main.close()
         session_id = str(results[0]["session_id"])
+        added = box.memdir("remember", NEW_RULE, "--kind", "rule")
+        assert added.returncode == 0, added.stderr
         resumed = box.run(
             [
                 claude,
@@ -606,6 +610,8 @@ def test_the_session_ran_every_step_within_its_budget(run: Run) -> None:
     ):
         assert run.standin.by_step.get(step), f"no request answered step {step}"
     assert run.seconds < 150, f"the Claude Code session took {run.seconds:.0f} s"
+    # With nonessential traffic off, the messages endpoint is all Claude Code calls.
+    assert {(r.method, r.path.split("?")[0]) for r in run.requests} == {("POST", "/v1/messages")}
 
 
 def test_claude_code_validated_memdirs_settings_with_no_warning(run: Run) -> None:
@@ -624,7 +630,7 @@ def test_every_memdir_hook_ran_and_succeeded(run: Run) -> None:
     statuses = {event: set() for event, _ in finished}
     for event, status in finished:
         statuses[event].add(status)
-    installed = json.loads((run.box.project / ".claude" / "settings.json").read_text())
+    installed = json.loads((run.box.project / ".claude" / "settings.local.json").read_text())
     expected = {
         "SessionStart",
         "UserPromptSubmit",
@@ -655,6 +661,18 @@ def _digest_in(shown: str) -> bool:
 
 def test_the_digest_reached_the_model_at_session_start(run: Run) -> None:
     assert _digest_in(run.with_prompt("remember"))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="hookpath: a resume injects the whole digest again though the transcript holds it",
+)
+def test_resume_injects_what_is_new_and_not_what_the_transcript_holds(run: Run) -> None:
+    shown = run.with_prompt("resume")
+    assert "SessionStart hook additional context: <memdir-memory>" in shown and NEW_RULE in shown
+    assert SEEDED_RULE not in shown
+    # The transcript Claude Code resumed still carries the earlier digest, once.
+    assert run.step_requests("resume").count(SEEDED_RULE) == 1
 
 
 def test_the_digest_is_injected_again_after_compaction(run: Run) -> None:
@@ -714,6 +732,11 @@ def test_the_compaction_order_is_precompact_sessionstart_postcompact(run: Run) -
         ("SessionStart", "compact"),
         ("PostCompact", "manual"),
     ]
+
+
+def test_resume_gives_the_model_the_new_rule(run: Run) -> None:
+    shown = run.with_prompt("resume")
+    assert "SessionStart hook additional context: <memdir-memory>" in shown and NEW_RULE in shown
 
 
 def test_resume_keeps_the_session(run: Run) -> None:

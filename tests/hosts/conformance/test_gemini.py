@@ -351,7 +351,10 @@ def session(module_root: Path) -> Session:
             ("remember", call("mcp_memdir_memory_remember", text=AGENT_FACT, kind="fact")),
             ("answer", say("Done: read, wrote, edited, ran and saved.")),
         )
-        first = _gemini(box, env, *flags, "-p", "Tidy notes.txt and note a todo. How do we test?")
+        # -d: Gemini's debug log (stderr) says how many hooks it registered and how they ran.
+        first = _gemini(
+            box, env, *flags, "-d", "-p", "Tidy notes.txt and note a todo. How do we test?"
+        )
         states = [read_state(box.store)]
         model.script(
             ("resume-read", call("read_file", BIG_PROMPT_TOKENS, file_path="README.md")),
@@ -439,15 +442,33 @@ def test_both_runs_finish_and_nothing_leaves_the_machine(session: Session) -> No
     assert session.seconds < 180, f"the Gemini session took {session.seconds:.0f} s"
 
 
-def test_gemini_runs_memdir_hooks_without_a_warning(session: Session) -> None:
+GEMINI_HOOK_COMPLAINTS = (
+    "Invalid hook",
+    "Discarding invalid hook",
+    "is not an array",
+    "missing command field",
+    "Hook configuration error",
+    "Hook execution error",
+    "Hook timed out",
+    " failed (",
+)
+"""What Gemini CLI 0.61.0 logs when it rejects a hook entry or a hook fails."""
+
+
+def test_gemini_validated_and_ran_memdir_hooks_with_no_warning(session: Session) -> None:
     first, second = session.runs
+    log = first.stderr  # the debug log of the first run
+    # 7 of memdir's entries and 7 payload loggers: Gemini discarded none of them.
+    assert "Hook registry initialized with 14 hook entries" in log, log[-3000:]
+    for event in ("SessionStart", "BeforeTool", "PreCompress", "SessionEnd"):
+        assert f"Hook execution for {event}: 2 hooks executed successfully" in log, event
+    assert "Tool execution blocked: memdir: notes.txt was already read in full" in log
+    for run in session.runs:
+        for complaint in GEMINI_HOOK_COMPLAINTS:
+            assert complaint not in run.stderr, run.stderr[-3000:]
     # Gemini's one-time notice on project hooks names memdir's commands; it is not shown again.
     assert "project-level hooks have been detected" in first.stderr
-    assert "-m memdir hook BeforeTool --host gemini" in first.stderr
-    for run in session.runs:
-        lowered = run.stderr.lower()
-        for word in ("invalid", "hook failed", "hook error", "timed out", "not valid"):
-            assert word not in lowered, run.stderr[-3000:]
+    assert "memdir hook BeforeTool --host gemini" in first.stderr
     assert "project-level hooks have been detected" not in second.stderr
     seen = {p.get("hook_event_name") for p in session.payloads}
     assert {"SessionStart", "BeforeAgent", "BeforeTool", "AfterTool", "AfterAgent"} <= seen
@@ -458,6 +479,13 @@ def test_session_digest_reached_the_model_in_the_first_prompt(session: Session) 
     first = session.model.by_label("read").text()
     assert "memdir-memory" in first
     assert SEED_RULE in first
+
+
+def test_prompt_context_reached_the_model(session: Session) -> None:
+    # BeforeAgent's answer to "remember that …" travels in the same turn's prompt.
+    resumed = session.model.by_label("resume-read").text()
+    assert "memdir stored" in resumed
+    assert "staging database is refreshed every Sunday" in resumed
 
 
 def test_second_full_read_was_refused(session: Session) -> None:
@@ -486,10 +514,6 @@ def test_memdir_mcp_server_is_connected_and_answers(session: Session) -> None:
     assert AGENT_FACT in saved and '"origin' in saved
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="installer bug: `memdir install --host gemini` writes no mcpServers entry to .gemini/settings.json",
-)
 def test_install_writes_memdir_mcp_server_into_gemini_settings(session: Session) -> None:
     installed = session.box.install["settings_as_installed"]
     entry = installed.get("mcpServers", {}).get("memdir")
@@ -510,18 +534,26 @@ def test_beliefs_were_stored(session: Session) -> None:
     assert state.records_with(SEED_RULE)
 
 
-def test_journal_holds_both_sides_and_no_injected_memory(session: Session) -> None:
-    journal = session.states[-1].journal
-    users = [str(t.get("text", "")) for t in journal if t.get("who") == "user"]
-    answers = [str(t.get("text", "")) for t in journal if t.get("who") == "assistant"]
-    assert any("Tidy notes.txt" in u for u in users), users
-    assert any(OWNER_STATEMENT in u for u in users), users
-    assert "Done: read, wrote, edited, ran and saved." in answers
-    assert "Noted." in answers
+def _turns(session: Session, who: str) -> list[str]:
+    return [str(t.get("text", "")) for t in session.states[-1].journal if t.get("who") == who]
+
+
+def test_journal_holds_the_persons_prompts_and_the_answers(session: Session) -> None:
+    users = _turns(session, "user")
+    assert any("Tidy notes.txt and note a todo. How do we test?" in u for u in users), users
+    assert any(f"Remember that {OWNER_STATEMENT}." in u for u in users), users
+    answers = _turns(session, "assistant")
+    assert answers == ["Done: read, wrote, edited, ran and saved.", "Noted."]
+
+
+def test_no_injected_memory_in_any_user_turn(session: Session) -> None:
+    users = _turns(session, "user")
+    assert users == [
+        "Tidy notes.txt and note a todo. How do we test?",
+        f"Remember that {OWNER_STATEMENT}.",
+    ]
     for text in users:
-        assert "memdir-memory" not in text, text[:400]
-        assert "hook_context" not in text, text[:400]
-        assert SEED_RULE not in text, text[:400]
+        assert "memdir-memory" not in text and "hook_context" not in text, text[:400]
 
 
 def test_every_read_write_edit_and_shell_command_has_an_action_row(session: Session) -> None:

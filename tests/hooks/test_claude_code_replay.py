@@ -186,10 +186,6 @@ def test_resume_and_end_keep_the_session(project: Path) -> None:
     assert [e["reason"] for e in state["ends"]] == ["other"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hookpath: a resume injects the whole digest again though the transcript holds it",
-)
 def test_resume_injects_only_what_the_session_was_not_shown(project: Path) -> None:
     store = project / ".memdir"
     service.remember(store, "Never push directly to the main branch", kind="rule")

@@ -663,10 +663,6 @@ def test_the_digest_reached_the_model_at_session_start(run: Run) -> None:
     assert _digest_in(run.with_prompt("remember"))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hookpath: a resume injects the whole digest again though the transcript holds it",
-)
 def test_resume_injects_what_is_new_and_not_what_the_transcript_holds(run: Run) -> None:
     shown = run.with_prompt("resume")
     assert "SessionStart hook additional context: <memdir-memory>" in shown and NEW_RULE in shown

@@ -204,3 +204,19 @@ def test_a_compaction_injects_the_digest_again(project: Path) -> None:
     replay("PreCompact-manual", project)
     context = replay("SessionStart-compact", project).context
     assert "Never push directly" in context and "Context was compacted" in context
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="hookpath: Stop journals the answer only from last_assistant_message, not the transcript",
+)
+def test_stop_with_only_the_common_fields_reads_the_answer_from_the_transcript(
+    project: Path, tmp_path: Path
+) -> None:
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text((FIXTURES / "transcript-tail.jsonl").read_text(encoding="utf-8"))
+    data = payload("Stop", project)
+    del data["last_assistant_message"]
+    data["transcript_path"] = str(transcript)
+    run_hook("Stop", data, cwd=project)
+    assert [(t["who"], t["text"]) for t in _journal(project)] == [("assistant", "Welcome back.")]

@@ -612,3 +612,40 @@ def test_the_instruction_block_names_a_command_the_agent_can_run(
     # shared files always name the bare command the teammates install
     _install(project, "claude-code", "--shared")
     assert "`memdir recall" in (project / "CLAUDE.md").read_text()
+
+
+def test_a_personal_install_never_touches_the_teams_wiring_nor_doubles_it(project: Path) -> None:
+    _install(project, "claude-code", "--shared")  # a teammate committed the shared wiring
+    team = {rel: (project / rel).read_bytes() for rel in (".claude/settings.json", ".mcp.json")}
+    out = _install(project)  # this person then runs a personal install
+    assert {rel: (project / rel).read_bytes() for rel in team} == team
+    assert not (project / ".claude" / "settings.local.json").exists()  # hooks would run twice
+    assert any("already wires memdir for the team" in w for w in out["warnings"])
+    # what the team's files lack is still added personally: here nothing, all three are shared
+    assert not (Path.home() / ".claude.json").exists()
+
+
+def test_a_personal_reinstall_takes_an_older_memdirs_machine_paths_out_of_team_files(
+    project: Path,
+) -> None:
+    old = f"{sys.executable} -m memdir hook"  # what memdir 0.1 wrote into the team's files
+    settings = {
+        "hooks": {
+            "SessionStart": [
+                {"hooks": [{"type": "command", "command": "echo team-hook"}]},
+                {"hooks": [{"type": "command", "command": f"{old} SessionStart", "timeout": 10}]},
+            ],
+        }
+    }
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").write_text(json.dumps(settings, indent=2) + "\n")
+    server = {"type": "stdio", "command": sys.executable, "args": ["-m", "memdir", "serve"]}
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"memdir": server}}) + "\n")
+    _install(project)
+    team = json.loads((project / ".claude" / "settings.json").read_text())
+    assert _commands(team) == ["echo team-hook"]
+    assert "memdir" not in json.loads((project / ".mcp.json").read_text()).get("mcpServers", {})
+    for rel in _committable(project):
+        assert VENV_BIN not in (project / rel).read_text(errors="replace"), rel
+    local = json.loads((project / ".claude" / "settings.local.json").read_text())
+    assert "SessionStart" in local["hooks"]

@@ -469,3 +469,18 @@ def test_the_prompt_hook_writes_the_owners_words_as_the_owner_through_the_hook(
         "host": "claude-code",
         "session": "sess-42",
     }
+
+
+def test_health_names_waiting_proposals_and_decided_ones_leave_the_queue(store: Path) -> None:
+    owners = service.remember(store, "Ship on Tuesdays", kind="decision", caller=OWNER).record
+    proposal = service.forget(store, owners.id, "stale", caller=AGENT).proposal
+    assert proposal is not None
+    found = {f.code: f for f in service.health(store).findings}
+    assert found["proposals_pending"].fix == "memdir review"
+    assert found["proposals_pending"].level == "info" and service.health(store).ok
+    memory.proposal_decline(store, proposal.id, "still true", caller=OWNER)
+    assert "proposals_pending" not in {f.code for f in service.health(store).findings}
+    decided = json.loads((store / "proposals" / "decided" / f"{proposal.id}.json").read_text())
+    assert (decided["status"], decided["outcome"]) == ("declined", "still true")
+    assert not (store / "proposals" / f"{proposal.id}.json").exists()
+    assert git(store, "status", "--porcelain") == ""

@@ -24,7 +24,6 @@ Imports: standard library and the kernel only.
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
@@ -228,23 +227,23 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
             changed.append(rel)
         if rel is not None and event.tool == "Read":
             reads, full_reads = [rel], _full_read_tool(event)
-    context.kept()
     command = str(event.tool_input.get("command", ""))
     belief = memdir_mcp_tool(event.tool) in BELIEF_MCP_TOOLS or (
         event.tool == "Bash" and tools.is_save_command(command)
     )
     changed = list(dict.fromkeys(changed)) if ok else []
-    with session.editing(context.store, event.session, context.remaining()) as state:
-        state["tool_calls"] += 1
-        if belief and ok:
-            state["beliefs"] += 1
-        if ok and not event.subagent:
-            for rel in reads:
-                _record_read(state, context, rel, full=full_reads)
-        for rel in changed:
-            state["reads"].pop(rel, None)  # the file changed: a new full read is legitimate
-            if rel not in state["written"]:
-                state["written"].append(rel)
+    change: dict[str, Any] = {"e": "tool", "belief": belief and ok}
+    if ok and not event.subagent and reads:
+        seen = [r for r in (_read(context, rel, full_reads) for rel in reads) if r is not None]
+        if seen:
+            change["read"] = seen[0] if len(seen) == 1 else seen
+    if changed:
+        change["wrote"] = changed[0] if len(changed) == 1 else changed
+    # The session's bookkeeping is one appended event, never a locked read-modify-write, so
+    # hundreds of hooks of one session at once never wait for each other (issue 9, item 4);
+    # the watchdog lets it land like the action row.
+    session.record(context.store, event.session, change)
+    context.kept()
     if changed:
         _update_anatomy(context, changed)
     return None
@@ -254,26 +253,9 @@ def _full_read_tool(event: HookEvent) -> bool:
     return all(event.tool_input.get(k) in (None, "", 0) for k in tools.RANGE_KEYS)
 
 
-def _record_read(state: dict[str, Any], context: Context, rel: str, *, full: bool) -> None:
-    try:
-        stat = os.stat(context.project / rel)
-    except OSError:
-        return
-    tokens = -(-stat.st_size // 4)
-    previous = state["reads"].get(rel, {})
-    same = (
-        previous.get("mtime_ns") == stat.st_mtime_ns
-        and previous.get("size") == stat.st_size
-        and previous.get("generation") == state["generation"]
-    )
-    state["reads"][rel] = {
-        "mtime_ns": stat.st_mtime_ns,
-        "size": stat.st_size,
-        "generation": state["generation"],
-        "full": full or bool(same and previous.get("full")),
-        "denied": previous.get("denied", 0) if same else 0,
-        "tokens": tokens,
-    }
-
-    state["ledger"]["reads"] += 1
-    state["ledger"]["read_tokens"] += tokens
+def _read(context: Context, rel: str, full: bool) -> dict[str, Any] | None:
+    """What a read saw: the file's identity now (see :func:`memdir.kernel.session.observe`)."""
+    seen = session.observe(context.project / rel)
+    if seen is None:
+        return None
+    return {"rel": rel, **seen, "full": full, "tokens": -(-seen["size"] // 4)}

@@ -26,23 +26,6 @@ from memdir.hooks.payload import HookEvent, HookResult
 from memdir.kernel import session
 from memdir.kernel.hookio import text_field
 
-TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
-if TYPE_CHECKING:
-    from typing import Any
-
-
-def _repeats(state: dict[str, Any], rel: str, stat: os.stat_result) -> bool:
-    """Whether a full read of ``rel`` now would repeat one this context already holds."""
-    earlier = state["reads"].get(rel)
-    return bool(
-        earlier
-        and earlier.get("full")
-        and earlier.get("generation") == state["generation"]
-        and earlier.get("mtime_ns") == stat.st_mtime_ns
-        and earlier.get("size") == stat.st_size
-        and not earlier.get("denied")
-    )
-
 
 def _target(event: HookEvent, context: Context) -> tuple[str | None, str]:
     """Return the file a gated full read names, relative to the project, and how it reads.
@@ -104,17 +87,24 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         stat = os.stat(context.project / rel)
     except OSError:
         return None
-    if not _repeats(session.load(context.store, event.session), rel, stat):
-        return None  # the common case decides without taking the session lock
-    with session.editing(context.store, event.session, context.remaining()) as state:
-        if not _repeats(state, rel, stat):
-            return None
-        earlier = state["reads"][rel]
-        earlier["denied"] = 1
-        tokens = int(earlier.get("tokens", 0))
-        if mode == "deny":
-            state["ledger"]["denied"] += 1
-            state["ledger"]["denied_tokens"] += tokens
+    state = session.load(context.store, event.session)
+    earlier = state["reads"].get(rel)
+    quick = {"mtime_ns": stat.st_mtime_ns, "size": stat.st_size, "ino": stat.st_ino}
+    if not earlier or any(earlier.get(k) != v for k, v in quick.items()):
+        return None  # the common case decides on a stat alone
+    seen = session.observe(context.project / rel)  # same stat: the content decides (a hash)
+    if seen is None:
+        return None
+    deny = {"e": "deny", "rel": rel, **seen, "count": mode == "deny"}
+    if not session.deny_applies(state, deny):
+        return None
+    offset = session.record(context.store, event.session, deny)
+    # Judged again on the state just before this event, as the fold judges it: two hooks
+    # racing on one file refuse it once.
+    before = session.load(context.store, event.session, before=offset)
+    if not session.deny_applies(before, deny):
+        return None
+    tokens = int(before["reads"][rel].get("tokens", 0))
     message = refusal(rel, tokens, how)
     if mode == "warn":
         return HookResult(context=message)

@@ -59,21 +59,18 @@ def _prompt(event: HookEvent, context: Context) -> HookResult | None:
 
 
 def _pre_tool(event: HookEvent, context: Context) -> HookResult | None:
-    import os
-
-    from memdir.hooks.pre_tool_use import _repeats, _target, refusal
+    from memdir.hooks.pre_tool_use import _target, refusal
 
     if event.subagent or context.settings.duplicate_read == "off":
         return None
     rel, how = _target(event, context)
     if rel is None:
         return None
-    try:
-        stat = os.stat(context.project / rel)
-    except OSError:
+    seen = session.observe(context.project / rel)
+    if seen is None:
         return None
     state = session.load(context.store, event.session)
-    if not _repeats(state, rel, stat):
+    if not session.deny_applies(state, {"e": "deny", "rel": rel, **seen}):
         return None
     reason = refusal(rel, int(state["reads"][rel].get("tokens", 0)), how)
     if context.settings.duplicate_read == "warn":

@@ -65,12 +65,11 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         pass  # a prompt that is empty once private spans are dropped is not journaled
     context.kept()
     notes, stored = _store_requests(event, context, citation)
-    with session.editing(context.store, event.session, context.remaining()) as state:
-        state["prompts"] += 1
-        state["beliefs"] += len(stored)
-        reminders = list(state["reminders"])
-        state["reminders"] = []
-        seen = [*state["injected"], *stored]
+    state = session.load(context.store, event.session)
+    reminders = list(state["reminders"])
+    seen = [*state["injected"], *stored]
+    change = {"e": "prompt", "beliefs": len(stored), "delivered": len(reminders)}
+    session.record(context.store, event.session, change)
     settings = context.settings
     injection = digest.prompt_recall(
         context.index,
@@ -82,7 +81,10 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
     )
     if not injection.text:
         return None
-    with session.editing(context.store, event.session, context.remaining()) as state:
-        state["injected"] = list(dict.fromkeys([*state["injected"], *stored, *injection.ids]))
-        state["ledger"]["injected_tokens"] += estimate_tokens(injection.text)
+    shown = {
+        "e": "inject",
+        "ids": [*stored, *injection.ids],
+        "tokens": estimate_tokens(injection.text),
+    }
+    session.record(context.store, event.session, shown)
     return HookResult(context=injection.text)

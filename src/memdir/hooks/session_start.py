@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import sys
 
-from memdir.hooks.compaction import join_compaction
 from memdir.hooks.context import Context
 from memdir.hooks.payload import HookEvent, HookResult
 from memdir.kernel import digest, session
@@ -59,16 +58,10 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
     """Update the session's state and return the digest to inject."""
     source = event.source or "startup"
     fresh_context = source in ("compact", "clear")
-    with session.editing(context.store, event.session, context.remaining()) as state:
-        state["starts"] += 1
-        state["source"] = source
-        if source == "compact":
-            join_compaction(state, "SessionStart", "auto")  # one checkpoint per compaction
-        elif source == "clear":
-            state["generation"] += 1  # a cleared context holds none of the earlier reads
-        already = list(state["injected"]) if source == "resume" else []
-        state["injected"] = already
-        recent = recent_files(state)
+    session.record(context.store, event.session, {"e": "start", "source": source})
+    state = session.load(context.store, event.session)
+    recent = recent_files(state)
+    already = list(state["injected"]) if source == "resume" else []  # what its context holds
     index = context.index
     if not index.list_docs(limit=1) and not index.file_stats():
         _spawn_reindex(context)
@@ -84,7 +77,6 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
     )
     if not injection.text:
         return None
-    with session.editing(context.store, event.session, context.remaining()) as state:
-        state["injected"] = list(dict.fromkeys([*state["injected"], *injection.ids]))
-        state["ledger"]["injected_tokens"] += estimate_tokens(injection.text)
+    shown = {"e": "inject", "ids": injection.ids, "tokens": estimate_tokens(injection.text)}
+    session.record(context.store, event.session, shown)
     return HookResult(context=injection.text)

@@ -31,8 +31,6 @@ TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
 if TYPE_CHECKING:
     from typing import Any
 
-LISTED_FILES = 5
-
 
 TRANSCRIPT_TAIL_BYTES = 1024 * 1024
 """How much of a transcript's end is read to find the last assistant message."""
@@ -101,23 +99,12 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         with contextlib.suppress(MemdirError):  # nothing left after private spans: no turn
             journal.append_turn(context.store, "assistant", answer, session=event.session)
     context.kept()
-    with session.editing(context.store, event.session, context.remaining()) as state:
-        written = state["written"]
-        if (
-            written
-            and not state["beliefs"]
-            and not state["reminded"]
-            and not saves.count_for(context.store, event.session, str(state["started_at"]))
-        ):
-            shown = ", ".join(written[:LISTED_FILES]) + (
-                " …" if len(written) > LISTED_FILES else ""
-            )
-            state["reminders"].append(
-                f"This session changed {len(written)} file(s) ({shown}) and saved no memory. "
-                "If you learned something durable (a decision, a rule the person stated, a "
-                'gotcha), save it: `memdir remember "…" --kind decision|rule|fact`.'
-            )
-            state["reminded"] = True
+    stop: dict[str, Any] = {"e": "stop"}  # the fold queues the reminder
+    state = session.load(context.store, event.session)
+    if state["written"] and not state["beliefs"] and not state["reminded"]:
+        # A save through the MCP server, under whatever name the host gave the tool.
+        stop["saved"] = saves.count_for(context.store, event.session, str(state["started_at"])) > 0
+    session.record(context.store, event.session, stop)
     if answer.strip() and _observer_due(context):
         _spawn_observer(context)
     return None

@@ -24,6 +24,7 @@ Edits are minimal and keep the user's formatting (case B41, B47, B48):
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -254,10 +255,29 @@ def _drop_if_emptied(text: str, path: tuple[str, ...], created: set[str], force:
     return text
 
 
+def is_machine_specific(handler_or_server: Any) -> bool:
+    """Whether memdir's hook handler or server entry runs one machine's interpreter by path."""
+    if not isinstance(handler_or_server, dict):
+        return False
+    if "args" in handler_or_server:
+        return "-m" in [str(a) for a in handler_or_server.get("args", [])]
+    return "-m memdir hook" in str(handler_or_server.get("command", ""))
+
+
 def _edit_hooks(
-    spec: HostSpec, text: str, style: str, remove: bool, created: set[str], force: bool
+    spec: HostSpec,
+    text: str,
+    style: str,
+    remove: bool,
+    created: set[str],
+    force: bool,
+    legacy_only: bool = False,
 ) -> str:
-    """Insert or remove memdir's hook handlers, one by one, never a user's (B47)."""
+    """Insert or remove memdir's hook handlers, one by one, never a user's (B47).
+
+    With ``legacy_only``, remove only memdir's handlers that run an interpreter by absolute path
+    (what memdir 0.1 wrote into shared files), leaving PATH-style ones.
+    """
     data = json.loads(text)
     hooks = _hooks_table(Path(spec.name), data)
     wanted: dict[str, dict[str, Any]] = {}
@@ -279,7 +299,11 @@ def _edit_hooks(
         for gi in range(len(groups) - 1, -1, -1):
             group = groups[gi]
             handlers = group.get("hooks", []) if isinstance(group, dict) else []
-            ours = [hi for hi, h in enumerate(handlers) if is_our_handler(h)]
+            ours = [
+                hi
+                for hi, h in enumerate(handlers)
+                if is_our_handler(h) and (not legacy_only or is_machine_specific(h))
+            ]
             if not ours:
                 continue
             if (
@@ -330,6 +354,7 @@ def _edit_servers(
     entry: dict[str, Any] | None,
     created: set[str],
     force: bool,
+    legacy_only: bool = False,
 ) -> str:
     """Set (or, with ``entry`` None, remove) ``mcpServers.memdir`` under ``where``."""
     servers_path = (*where, "mcpServers")
@@ -346,6 +371,8 @@ def _edit_servers(
                 "rename or remove it, then install again"
             )
     if current == entry and entry is not None:
+        return text
+    if legacy_only and not is_machine_specific(current):
         return text
     if current is not None:
         text = jsonedit.remove(text, (*servers_path, SERVER_NAME))
@@ -541,16 +568,43 @@ def plan(spec: HostSpec, project: Path, store: Path, *, remove: bool, shared: bo
         elif not isinstance(raw, str):
             texts[path] = (texts[path][0], raw)
 
-    scopes = [(chosen, False), (other, True)]
+    # shared: take memdir out of this person's own files (hooks must not run twice); personal:
+    # never touch the team's files, and add nothing where the team's already wire memdir
+    scopes = [(chosen, False), (other, True)] if shared else [(chosen, False)]
     if remove:
         scopes = [(spec.personal, True), (spec.shared, True)]
     seen: set[tuple[str, str]] = set()  # (kind, file): the first scope naming it decides
+    team = _files(spec, project, spec.shared)
     for scope, removing in scopes:
         files = _files(spec, project, scope)
         for kind, path in files.items():
             if (kind, str(path)) in seen:
                 continue
             seen.add((kind, str(path)))
+            team_file = team.get(kind, path)
+            if not removing and not shared and team_file != path and kind != "instructions":
+                # an older memdir wrote this machine's interpreter into the team's file: take it out
+                fmt = str(spec.shared.get("mcp_format", "mcpServers"))
+                if team_file.exists() and (kind == "hooks" or fmt == "mcpServers"):
+                    with contextlib.suppress(ConfigError):  # the team's file is theirs to fix
+                        json_edit(
+                            team_file,
+                            (lambda t, c: _edit_hooks(spec, t, style, True, c, force, True))
+                            if kind == "hooks"
+                            else (
+                                lambda t, c, p=team_file: _edit_servers(
+                                    p, t, (), None, c, force, legacy_only=True
+                                )
+                            ),
+                            f"{'hooks' if kind == 'hooks' else 'MCP server'} naming this machine's "
+                            "interpreter removed (written by an older memdir)",
+                        )
+            if not removing and not shared and team_file != path and _wired(kind, team_file):
+                plan_.warnings.append(
+                    f"{_key(team_file, project)} already wires memdir for the team "
+                    f"({kind}); nothing personal added for it"
+                )
+                continue
             if removing and load(path) is None:
                 continue
             verb = " removed" if removing else ""
@@ -630,6 +684,26 @@ def plan(spec: HostSpec, project: Path, store: Path, *, remove: bool, shared: bo
     if not remove:
         plan_.steps = list(spec.gate_steps(shared))
     return plan_
+
+
+def _wired(kind: str, path: Path) -> bool:
+    """Whether a team file already holds memdir's ``kind`` (hooks, mcp, instructions)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    if kind == "hooks":
+        return any(
+            bool(_OURS.search(line)) and "-m memdir hook" not in line for line in text.splitlines()
+        )
+    if kind == "instructions":
+        return BLOCK_BEGIN in text
+    try:
+        servers = json.loads(text).get("mcpServers", {})
+    except (ValueError, AttributeError):
+        return False
+    entry = servers.get(SERVER_NAME) if isinstance(servers, dict) else None
+    return _is_our_server(entry) and not is_machine_specific(entry)
 
 
 def _pretty_new(data: bytes) -> bytes:

@@ -20,7 +20,9 @@ A proposal file (JSON, one object)::
      "created_at": "…", "status": "pending", "decided_at": null, "outcome": null}
 
 It holds the proposed text (for ``correct``) and the agent's reason, never the owner's
-record text. The store lock is held around every read-modify-write here.
+record text. A decided proposal moves to ``proposals/decided/<id>.json`` (status, time and
+outcome filled in), so ``proposals/*.json`` is exactly what awaits the owner. The store lock is
+held around every read-modify-write here.
 
 Imports: standard library only.
 """
@@ -42,6 +44,7 @@ from memdir.kernel.errors import AuthorityError, NotFoundError, UsageError
 from memdir.kernel.model import Record
 
 PROPOSALS_DIR = "proposals"
+DECIDED_DIR = "proposals/decided"
 REFUSED_LOG = "audit/refused.jsonl"
 PROPOSAL_OPS = ("correct", "reject", "forget")
 PROPOSAL_PREFIX = "prop-"
@@ -143,8 +146,9 @@ class Proposal:
 
     @property
     def path(self) -> str:
-        """The proposal's file, relative to the store."""
-        return f"{PROPOSALS_DIR}/{self.id}.json"
+        """The proposal's file, relative to the store (``decided/`` once decided)."""
+        folder = PROPOSALS_DIR if self.status == "pending" else DECIDED_DIR
+        return f"{folder}/{self.id}.json"
 
     def to_json(self) -> dict[str, Any]:
         """Return the proposal as its file's JSON object."""
@@ -192,15 +196,6 @@ class Proposal:
         if not is_proposal_id(proposal.id) or proposal.op not in PROPOSAL_OPS:
             raise UsageError(f"not a memdir proposal: id {proposal.id!r}, op {proposal.op!r}")
         return proposal
-
-    def describe(self) -> str:
-        """Return one line for the agent and the owner: what is proposed, by whom."""
-        what = f"{self.op} {self.record}"
-        if self.op == "correct" and self.text:
-            what += f' to "{self.text}"'
-        return f"{self.id}: {self.by.describe()} proposes to {what}" + (
-            f" (reason: {self.reason})" if self.reason else ""
-        )
 
 
 def _optional(value: Any) -> str | None:
@@ -275,6 +270,8 @@ def load(store: Path, proposal_id: str) -> Proposal:
     if not is_proposal_id(proposal_id):
         raise UsageError(f"{proposal_id!r} is not a proposal id (prop-…); see `memdir review`")
     path = store / PROPOSALS_DIR / f"{proposal_id}.json"
+    if not path.exists():
+        path = store / DECIDED_DIR / f"{proposal_id}.json"
     try:
         value = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -282,6 +279,12 @@ def load(store: Path, proposal_id: str) -> Proposal:
     except (ValueError, OSError) as exc:
         raise UsageError(f"{path.name} cannot be read: {exc}") from exc
     return Proposal.from_json(value)
+
+
+def pending_count(store: Path) -> int:
+    """Return how many proposals await the owner (file names only: nothing is parsed)."""
+    folder = store / PROPOSALS_DIR
+    return sum(1 for _ in folder.glob("prop-*.json")) if folder.is_dir() else 0
 
 
 def pending(store: Path) -> list[Proposal]:
@@ -304,6 +307,8 @@ def pending(store: Path) -> list[Proposal]:
 def decide(store: Path, proposal: Proposal, status: str, caller: Caller, outcome: str) -> Proposal:
     """Mark ``proposal`` accepted or declined by the owner, in its own commit; return it.
 
+    The file moves to ``proposals/decided/`` in that commit.
+
     The caller holds the store lock and has applied the change (for ``accepted``).
 
     Raises:
@@ -317,10 +322,11 @@ def decide(store: Path, proposal: Proposal, status: str, caller: Caller, outcome
         raise UsageError(f"a proposal is accepted or declined, not {status!r}")
     done = replace(proposal, status=status, decided_at=now_iso(), outcome=outcome)
     _write(store, done)
+    (store / proposal.path).unlink(missing_ok=True)
     verb = "accept" if status == "accepted" else "decline"
     gitio.commit(
         store,
-        [done.path],
+        [proposal.path, done.path],
         f"{verb} proposal {done.id} ({done.op} {done.record}): {outcome}".replace("\n", " ")[:200],
         trailers=(*caller.trailers(), (PROPOSAL_TRAILER, done.id)),
     )

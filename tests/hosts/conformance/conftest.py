@@ -57,8 +57,10 @@ KEPT_ENV = (
     "LOGNAME",
     "SHELL",
     "SYSTEMROOT",
+    "PYTHONPATH",
 )
-"""The only variables a host inherits from the test run: no real keys, no agent markers."""
+"""The only variables a host inherits from the test run: no real keys, no agent markers
+(PYTHONPATH, so memdir's hooks run the same code as the test)."""
 
 
 # --------------------------------------------------------------------------- binaries

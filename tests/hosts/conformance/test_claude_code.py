@@ -73,6 +73,8 @@ NEW_RULE = "Always run make check before a commit"
 """Stored between the session and its resume: the one thing the resume has not been shown."""
 BELIEF = "The staging database is read-only on Fridays"
 MCP_BELIEF = "The release build uses make, not ninja"
+RECALL_COMMAND = 'memdir recall "staging database"'
+"""The command memdir's instruction block tells the agent to run, run by the agent's shell."""
 TURN_TIMEOUT = 60.0
 """Seconds one prompt may take end to end (hooks, tools, the MCP server's start)."""
 
@@ -372,19 +374,56 @@ class Run:
         return [p for p in self.payloads if p.get("hook_event_name") == event]
 
 
-def _grant(box: Sandbox, logs: Path) -> None:
-    """Trust the project, approve its MCP server and allow the script's tools, as a user would.
+def _env(url: str) -> dict[str, str]:
+    """Point Claude Code at the stand-in, with a dummy key and no traffic but the model's."""
+    return {
+        "ANTHROPIC_BASE_URL": url,
+        "ANTHROPIC_API_KEY": "sk-ant-conformance-test",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    }
 
-    ``~/.claude.json`` is merged (an install may already have written a local-scope server
-    there); the payload logger is a user-scope hook beside memdir's project hooks.
-    """
+
+def _hook_statuses(debug: str) -> dict[str, set[str]]:
+    """Each memdir hook event Claude Code's debug log shows finishing, with its exit statuses."""
+    statuses: dict[str, set[str]] = {}
+    for event, status in re.findall(
+        r"memdir hook (\w+)[^\]\n]*\] (?:finished|completed) with status (\d+)", debug
+    ):
+        statuses.setdefault(event, set()).add(status)
+    return statuses
+
+
+def _no_settings_warning(*texts: str) -> None:
+    """Fail when Claude Code skipped a settings entry or logged a warning about hooks or MCP."""
+    for text_ in texts:
+        assert "Invalid setting" not in text_
+        assert "settings entries were skipped" not in text_
+        found = re.findall(
+            r"\[(?:WARN|ERROR)\][^\n]*(?:hook|settings|mcp|memdir)[^\n]*", text_, re.I
+        )
+        assert not found, found
+
+
+def _project_entry(box: Sandbox, **fields: Any) -> None:
+    """Merge ``fields`` into the project's entry of ``~/.claude.json`` (where Claude Code keeps
+    what a person accepted for a folder; an install may have put a local-scope server there)."""
     config = box.home / ".claude.json"
     data = json.loads(config.read_text()) if config.exists() else {}
-    entry = data.setdefault("projects", {}).setdefault(str(box.project), {})
-    entry.update(hasTrustDialogAccepted=True, hasCompletedProjectOnboarding=True)
-    entry["enabledMcpjsonServers"] = sorted({*entry.get("enabledMcpjsonServers", []), "memdir"})
-    data.update(hasCompletedOnboarding=True, numStartups=1)
+    data.update(hasCompletedOnboarding=True)
+    data.setdefault("projects", {}).setdefault(str(box.project), {}).update(fields)
     config.write_text(json.dumps(data, indent=2))
+
+
+def _grant(box: Sandbox, logs: Path) -> None:
+    """Trust the project and allow the script's tools, as a person would.
+
+    The payload logger is a user-scope hook beside memdir's project hooks. The MCP server needs
+    no approval: the personal install puts it in the local scope.
+    """
+    _project_entry(box, hasTrustDialogAccepted=True, hasCompletedProjectOnboarding=True)
     settings = box.home / ".claude" / "settings.json"
     settings.parent.mkdir(parents=True, exist_ok=True)
     logger = {"hooks": [{"type": "command", "command": payload_logger(logs)}]}
@@ -427,6 +466,7 @@ def _script(project: Path) -> dict[str, list[list[dict[str, Any]]]]:
         ],
         "shell": [
             [tool("Bash", command="git status --short", description="Show the working tree")],
+            [tool("Bash", command=RECALL_COMMAND, description="Ask memdir")],
             [tool("Bash", command="ls no-such-folder", description="List a missing folder")],
         ],
         "mcp": [
@@ -466,14 +506,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Run:
     standin = MessagesStandIn(_script(box.project))
     started = time.monotonic()
     with LoopbackServer(standin) as server:
-        env = {
-            "ANTHROPIC_BASE_URL": server.url,
-            "ANTHROPIC_API_KEY": "sk-ant-conformance-test",
-            "DISABLE_TELEMETRY": "1",
-            "DISABLE_ERROR_REPORTING": "1",
-            "DISABLE_AUTOUPDATER": "1",
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        }
+        env = _env(server.url)
         stream_args = ["--output-format", "stream-json", "--verbose"]
         main = StreamSession(
             box,
@@ -615,35 +648,15 @@ def test_the_session_ran_every_step_within_its_budget(run: Run) -> None:
 
 
 def test_claude_code_validated_memdirs_settings_with_no_warning(run: Run) -> None:
-    for text_ in (run.stderr, run.debug):
-        assert "Invalid setting" not in text_
-        assert "settings entries were skipped" not in text_
-    assert not re.search(r"\[(WARN|ERROR)\][^\n]*(hook|settings|mcp|memdir)", run.debug, re.I), (
-        re.findall(r"\[(?:WARN|ERROR)\][^\n]*", run.debug)
-    )
+    _no_settings_warning(run.stderr, run.debug)
 
 
 def test_every_memdir_hook_ran_and_succeeded(run: Run) -> None:
-    finished = re.findall(
-        r"memdir hook (\w+)[^\]\n]*\] (?:finished|completed) with status (\d+)", run.debug
-    )
-    statuses = {event: set() for event, _ in finished}
-    for event, status in finished:
-        statuses[event].add(status)
+    statuses = _hook_statuses(run.debug)
     installed = json.loads((run.box.project / ".claude" / "settings.local.json").read_text())
-    expected = {
-        "SessionStart",
-        "UserPromptSubmit",
-        "PreToolUse",
-        "PostToolUse",
-        "Stop",
-        "PreCompact",
-        "PostCompact",
-        "SessionEnd",
-    }
-    assert expected <= set(statuses), f"hooks that never ran: {expected - set(statuses)}"
+    # The script fires every event memdir installs (a failing Bash call: PostToolUseFailure).
+    assert set(statuses) == set(installed["hooks"]), f"hooks that never ran: {statuses}"
     assert all(s == {"0"} for s in statuses.values()), statuses
-    assert set(statuses) <= set(installed["hooks"])
     responses = [m for m in run.stream if m.get("subtype") == "hook_response"]
     assert responses and all(m.get("exit_code") == 0 for m in responses), [
         m for m in responses if m.get("exit_code")
@@ -705,6 +718,16 @@ def test_a_ranged_read_and_a_read_after_compaction_are_allowed(run: Run) -> None
     assert "def step_39" not in json.dumps(ranged)
     after = run.tool_result("Read", 3)
     assert not after.get("is_error") and "def step_39" in json.dumps(after)
+
+
+def test_the_instruction_block_reached_the_model(run: Run) -> None:
+    first = run.with_prompt("remember") + json.dumps(run.standin.by_step["remember"][0])
+    assert "## Project memory (memdir)" in first and "CLAUDE.local.md" in first
+
+
+def test_the_agents_shell_can_run_the_command_memdir_names(run: Run) -> None:
+    result = run.tool_result("Bash", 1)
+    assert not result.get("is_error") and BELIEF in json.dumps(result), result
 
 
 def test_the_mcp_server_connected_and_answered(run: Run) -> None:
@@ -774,7 +797,7 @@ def test_every_read_write_edit_and_shell_command_has_an_action_row(run: Run) -> 
         ("Edit", "src/app.py"),
     ]
     shells = [(r["command"], r["ok"]) for r in rows if r["tool"] == "Bash"]
-    assert ("git status --short", True) in shells
+    assert ("git status --short", True) in shells and (RECALL_COMMAND, True) in shells
 
 
 def test_a_failed_shell_command_has_a_failed_action_row(run: Run) -> None:
@@ -801,3 +824,66 @@ def test_the_compaction_left_a_checkpoint(run: Run) -> None:
 
 def test_no_hook_errors(run: Run) -> None:
     assert run.state.hook_errors == ""
+
+
+# --------------------------------------------------------------------------- the shared install
+
+
+@dataclass
+class SharedRun:
+    """A ``memdir install --shared`` project: the MCP approval step, then one prompt."""
+
+    box: Sandbox
+    before_approval: subprocess.CompletedProcess[str]  # claude mcp get memdir
+    after_approval: subprocess.CompletedProcess[str]
+    prompt: subprocess.CompletedProcess[str]  # claude -p
+    debug: str
+    state: State
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> SharedRun:
+    """Install with ``--shared``, trust the folder, ask ``claude mcp get`` before and after
+    approving the ``.mcp.json`` server as a person would, then run one prompt."""
+    claude = str(host_binary("claude"))
+    root = tmp_path_factory.mktemp("claude-code-shared")
+    box = make_sandbox(root, "claude-code", install_args=["--shared"])
+    _project_entry(box, hasTrustDialogAccepted=True, hasCompletedProjectOnboarding=True)
+    with LoopbackServer(MessagesStandIn({"remember": [[text("Noted.")]]})) as server:
+        env = _env(server.url)
+        before = box.run([claude, "mcp", "get", "memdir"], env=env, timeout=TURN_TIMEOUT)
+        _project_entry(box, enabledMcpjsonServers=["memdir"])
+        after = box.run([claude, "mcp", "get", "memdir"], env=env, timeout=TURN_TIMEOUT)
+        debug_file = root / "debug.log"
+        prompt = box.run(
+            [claude, "-p", "--debug-file", str(debug_file), PROMPTS[0]],
+            env=env,
+            timeout=TURN_TIMEOUT,
+        )
+        assert not server.errors, "\n".join(server.errors)
+    return SharedRun(box, before, after, prompt, debug_file.read_text(), read_state(box.store))
+
+
+def test_shared_install_names_no_path_of_this_machine(shared: SharedRun) -> None:
+    for rel in (".claude/settings.json", ".mcp.json"):
+        text_ = (shared.box.project / rel).read_text()
+        assert "memdir" in text_ and str(Path(sys.executable).parent) not in text_, rel
+
+
+def test_a_shared_mcp_server_waits_for_the_persons_approval(shared: SharedRun) -> None:
+    assert "pending approval" in shared.before_approval.stdout.lower(), shared.before_approval
+    steps = " ".join(shared.box.install.get("next_steps", []))
+    assert "Pending approval" in steps and "claude mcp get memdir" in steps
+    assert shared.after_approval.returncode == 0, shared.after_approval.stderr
+    assert "Connected" in shared.after_approval.stdout, shared.after_approval.stdout
+
+
+def test_shared_hooks_run_through_the_memdir_on_path(shared: SharedRun) -> None:
+    assert shared.prompt.returncode == 0, shared.prompt.stderr
+    _no_settings_warning(shared.prompt.stderr, shared.debug)
+    statuses = _hook_statuses(shared.debug)
+    assert {"SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"} <= set(statuses), statuses
+    assert all(s == {"0"} for s in statuses.values()), statuses
+    found = shared.state.records_with(BELIEF)
+    assert [r["origin"] for r in found] == ["owner"]
+    assert shared.state.hook_errors == ""

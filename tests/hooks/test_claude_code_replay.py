@@ -206,10 +206,6 @@ def test_a_compaction_injects_the_digest_again(project: Path) -> None:
     assert "Never push directly" in context and "Context was compacted" in context
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hookpath: Stop journals the answer only from last_assistant_message, not the transcript",
-)
 def test_stop_with_only_the_common_fields_reads_the_answer_from_the_transcript(
     project: Path, tmp_path: Path
 ) -> None:

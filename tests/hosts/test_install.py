@@ -424,6 +424,9 @@ def test_install_and_uninstall_with_dir_subfolder_are_a_pair(project: Path) -> N
     for host in ("claude-code", "codex"):
         _install(sub, host)
     assert (sub / ".claude" / "settings.local.json").is_file()
+    # Claude Code files local-scope servers under the checkout's top, even from a subfolder
+    projects = json.loads((Path.home() / ".claude.json").read_text())["projects"]
+    assert list(projects) == [str(project.resolve())]
     assert (
         "/packages/api/.claude/settings.local.json"
         in (project / ".git" / "info" / "exclude").read_text()
@@ -649,3 +652,18 @@ def test_a_personal_reinstall_takes_an_older_memdirs_machine_paths_out_of_team_f
         assert VENV_BIN not in (project / rel).read_text(errors="replace"), rel
     local = json.loads((project / ".claude" / "settings.local.json").read_text())
     assert "SessionStart" in local["hooks"]
+
+
+def test_uninstalling_a_personal_install_leaves_the_teams_wiring(project: Path) -> None:
+    _install(project, "gemini")  # something personal, so the record says "personal"
+    _install(project, "claude-code", "--shared")  # the team's wiring, as committed
+    team = {rel: (project / rel).read_bytes() for rel in (".claude/settings.json", ".mcp.json")}
+    _install(project)  # this person's personal install: adds nothing the team wires
+    _uninstall(project)
+    assert {rel: (project / rel).read_bytes() for rel in team} == team
+    assert not (project / ".claude" / "settings.local.json").exists()
+    # and the uninstall of a shared install takes memdir out of the team's files
+    _install(project, "claude-code", "--shared")
+    _uninstall(project)
+    assert installer.MARKER not in (project / ".claude" / "settings.json").read_text()
+    assert '"memdir"' not in (project / ".mcp.json").read_text()

@@ -483,6 +483,28 @@ def claude_config_file() -> Path:
     return Path(folder) / ".claude.json" if folder else Path.home() / ".claude.json"
 
 
+def claude_project_key(project: Path) -> str:
+    """Return the key Claude Code files a folder's local-scope servers under in ``~/.claude.json``.
+
+    Claude Code keys them on the top of the git checkout holding the folder (seen with
+    Claude Code 2.1.332: `claude mcp add -s local` run in a subfolder writes the checkout's top),
+    and on the folder itself outside git.
+    """
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return str(project.resolve())
+    top = done.stdout.strip()
+    return str(Path(top).resolve()) if done.returncode == 0 and top else str(project.resolve())
+
+
 def _record_path(store: Path, spec: HostSpec, project: Path) -> Path:
     digest = hashlib.sha256(str(project.resolve()).encode()).hexdigest()[:12]
     return state_dir(store) / "installs" / f"{spec.name}-{digest}.json"
@@ -522,8 +544,10 @@ def _key(path: Path, project: Path) -> str:
 def plan(spec: HostSpec, project: Path, store: Path, *, remove: bool, shared: bool = False) -> Plan:
     """Plan an install (or, with ``remove``, an uninstall) without writing anything.
 
-    An install writes the chosen scope's files and takes memdir out of the other scope's
-    files that only this person uses; an uninstall takes memdir out of both scopes.
+    A shared install writes the team's files and takes memdir out of this person's own files; a
+    personal install never edits the team's files (beyond removing an older memdir's
+    machine-specific entries) and adds nothing they already wire. An uninstall takes memdir out
+    of the personal files, and out of the team's files unless the install was personal.
 
     Raises:
         UsageError: the host has no installer yet.
@@ -571,8 +595,10 @@ def plan(spec: HostSpec, project: Path, store: Path, *, remove: bool, shared: bo
     # shared: take memdir out of this person's own files (hooks must not run twice); personal:
     # never touch the team's files, and add nothing where the team's already wire memdir
     scopes = [(chosen, False), (other, True)] if shared else [(chosen, False)]
-    if remove:
-        scopes = [(spec.personal, True), (spec.shared, True)]
+    if remove:  # the team's files only when this install wrote them (or nothing says it did not)
+        scopes = [(spec.personal, True)]
+        if record.get("scope") != "personal":
+            scopes.append((spec.shared, True))
     seen: set[tuple[str, str]] = set()  # (kind, file): the first scope naming it decides
     team = _files(spec, project, spec.shared)
     for scope, removing in scopes:
@@ -627,7 +653,7 @@ def plan(spec: HostSpec, project: Path, store: Path, *, remove: bool, shared: bo
                 else:
                     where: tuple[str, ...] = ()
                     if fmt == "claude-local":
-                        where = ("projects", str(project.resolve()))
+                        where = ("projects", claude_project_key(project))
                     json_edit(
                         path,
                         lambda t, c, e=entry, w=where, p=path: _edit_servers(p, t, w, e, c, force),

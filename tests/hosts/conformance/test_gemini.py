@@ -273,25 +273,6 @@ def _user_settings(box: Sandbox, payload_log: Path) -> None:
     (gemini / "trustedFolders.json").write_text(json.dumps({str(box.project): "TRUST_FOLDER"}))
 
 
-def _ensure_mcp_entry(box: Sandbox) -> None:
-    """Add memdir's MCP server to ``.gemini/settings.json`` when the installer did not.
-
-    The installer is meant to write it (issue 8, item 4; asserted by
-    :func:`test_install_writes_memdir_mcp_server_into_gemini_settings`); without it the rest of
-    the session could not call memdir's tools at all.
-    """
-    path = box.project / ".gemini" / "settings.json"
-    settings = json.loads(path.read_text())
-    if "memdir" in settings.get("mcpServers", {}):
-        return
-    settings.setdefault("mcpServers", {})["memdir"] = {
-        "command": "memdir",
-        "args": ["serve"],
-        "timeout": 30000,
-    }
-    path.write_text(json.dumps(settings, indent=2) + "\n")
-
-
 def _gemini(box: Sandbox, env: dict[str, str], *args: str, timeout: float = 90) -> Run:
     started = time.monotonic()
     done = box.run([str(host_binary("gemini")), *args], env=env, timeout=timeout)
@@ -313,7 +294,6 @@ def session(module_root: Path) -> Session:
     started = time.monotonic()
     box = make_sandbox(module_root, "gemini")
     installed = json.loads((box.project / ".gemini" / "settings.json").read_text())
-    _ensure_mcp_entry(box)
     payload_log = module_root / "payloads"
     _user_settings(box, payload_log)
     seeded = box.memdir("remember", SEED_RULE, "--kind", "rule")

@@ -59,6 +59,7 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         files=recent,
         budget_tokens=settings.digest_tokens,
         compacted=fresh_context,
+        mirrored=digest.mirrored_ids(context.store) if event.host == "claude-code" else frozenset(),
     )
     if not injection.text:
         return None

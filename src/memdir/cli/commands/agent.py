@@ -421,8 +421,9 @@ def _render_bugs(v: dict[str, Any]) -> str:
     "--from",
     "source",
     required=True,
-    type=click.Choice(["claude-transcript", "codex-rollout", "jsonl"]),
-    help="What the files are: host transcripts, or records exported as JSON Lines.",
+    type=click.Choice(["claude-transcript", "codex-rollout", "jsonl", "bundle"]),
+    help="What the files are: host transcripts, records exported as JSON Lines, or a "
+    "`memdir bundle` file (into a new or empty store).",
 )
 @store_option
 @json_option
@@ -436,7 +437,11 @@ def import_(paths: tuple[Path, ...], source: str, store: Path | None, as_json: b
     Example:
         memdir import --from claude-transcript ~/.claude/projects/my-app/*.jsonl
         memdir import --from jsonl backup.jsonl
+        memdir import --from bundle memory.bundle
     """
+    if source == "bundle":
+        _import_bundle(paths, store, as_json)
+        return
     target = resolve(store)
     if source == "jsonl":
         results = [memory.import_records(target, path).to_json() for path in paths]
@@ -467,11 +472,26 @@ def import_(paths: tuple[Path, ...], source: str, store: Path | None, as_json: b
     )
 
 
+def _import_bundle(paths: tuple[Path, ...], store: Path | None, as_json: bool) -> None:
+    from memdir.kernel.errors import UsageError
+    from memdir.service import portable
+
+    if len(paths) != 1:
+        raise UsageError("give exactly one bundle file")
+    done = portable.bundle_import(paths[0], store, Path.cwd())
+    emit(
+        done.to_json(),
+        as_json=as_json,
+        render=lambda v: f"brought {v['commits']} commits of {v['branch']} from {v['file']}",
+    )
+
+
 @click.command()
+@click.argument("directory", required=False, type=click.Path(path_type=Path))
 @click.option(
     "--to",
     "target_format",
-    type=click.Choice(["jsonl"]),
+    type=click.Choice(["jsonl", "amp"]),
     default="jsonl",
     show_default=True,
     help="The export format.",
@@ -493,19 +513,40 @@ def import_(paths: tuple[Path, ...], source: str, store: Path | None, as_json: b
 @store_option
 @json_option
 def export(
+    directory: Path | None,
     target_format: str,
     output: Path | None,
     statuses: tuple[str, ...],
     store: Path | None,
     as_json: bool,
 ) -> None:
-    """Export records as JSON Lines (one record per line, the --json shape).
+    """Export records as JSON Lines (one record per line), or as an AMP repository.
+
+    `--to amp DIR` writes a Talewell/AMP repository (amp.json and memory/…),
+    active records only unless --status says otherwise; secrets are masked.
 
     \b
     Example:
         memdir export -o backup.jsonl
+        memdir export --to amp ./talewell-repo
     """
-    del target_format, as_json  # JSON Lines is the only format; each line is already JSON
+    if target_format == "amp":
+        from memdir.kernel.errors import UsageError
+        from memdir.service import portable
+
+        folder = directory or output
+        if folder is None:
+            raise UsageError("give the folder to write the AMP repository into: --to amp DIR")
+        done = portable.export_amp(resolve(store), folder, list(statuses))
+        emit(
+            done.to_json(),
+            as_json=as_json,
+            render=lambda v: f"exported {v['records']} records to {v['directory']} (AMP)",
+        )
+        return
+    if directory is not None and output is None:
+        output = directory
+    del as_json  # each JSON line is already JSON
     lines = memory.export_records(resolve(store), list(statuses))
     if output is None:
         click.echo("".join(lines), nl=False)

@@ -270,3 +270,48 @@ def import_records(store: Path, path: Path, *, caller: Caller | None = None) -> 
     trailers = (caller or cli_caller()).trailers()
     with opened(store) as handle:
         return bulk.import_lines(handle, bulk.read_jsonl(path), trailers=trailers)
+
+
+def import_from(
+    store: Path, fmt: str, path: Path, *, dry_run: bool = False, caller: Caller | None = None
+) -> Any:
+    """Import another tool's memory at ``path`` (``--from fmt``); one commit, or a dry run.
+
+    Args:
+        store: The store folder.
+        fmt: A name in :data:`memdir.importers.FORMATS`.
+        path: The source: a folder or file, as the format expects.
+        dry_run: Count what would be created, refused and skipped; write nothing.
+        caller: Who runs the import (default: from this process's environment).
+
+    Returns:
+        :class:`memdir.store.bulk.SourceImported`.
+
+    Raises:
+        UsageError: unknown format, or ``path`` is not such a source.
+        LockTimeoutError, GitError: from the write.
+    """
+    from memdir import importers
+    from memdir.store import bulk
+
+    trailers = (caller or cli_caller()).trailers()
+    with opened(store) as handle:
+        items = importers.read(fmt, path, scope=handle.manifest.scope)
+        first = next(items, None)  # a bad source fails here, before the store lock
+        chained = items if first is None else _chain(first, items)
+        return bulk.import_planned(handle, chained, fmt=fmt, dry_run=dry_run, trailers=trailers)
+
+
+def _chain(first: Any, rest: Any) -> Any:
+    """Yield ``first`` then ``rest``; a bug record gets memdir's error signature on the way."""
+    import dataclasses
+    import itertools
+    import json
+
+    for one in itertools.chain((first,), rest):
+        record = one.record
+        if record is not None and record.kind == "bug":
+            sig = (("signature", " " + json.dumps(bugs.signature(record.text))),)
+            record = dataclasses.replace(record, extra=sig + record.extra)
+            one = dataclasses.replace(one, record=record)
+        yield one

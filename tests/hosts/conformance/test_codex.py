@@ -30,6 +30,7 @@ from typing import Any
 
 import pytest
 
+from memdir.kernel import session as session_state
 from tests.hosts.conformance.codex_script import (
     CodexScript,
     Step,
@@ -425,6 +426,11 @@ def test_journal_has_both_sides_and_no_injected_memory(codex_run: CodexRun) -> N
     assert not any("<memdir-memory" in u or "memdir-memory&gt" in u for u in users)
 
 
+def _sessions(run: CodexRun) -> list[dict[str, Any]]:
+    """Every session's state, read through memdir's own session module."""
+    return session_state.all_states(run.box.store)
+
+
 def _actions(run: CodexRun) -> list[dict[str, Any]]:
     return read_state(run.box.store).actions
 
@@ -481,9 +487,8 @@ def test_second_full_read_was_refused(codex_run: CodexRun) -> None:
 @BUG_SHELL_READ
 def test_shell_reads_are_logged_as_reads(codex_run: CodexRun) -> None:
     """``cat`` and ``sed -n`` of project files count as reads of those files."""
-    state = read_state(codex_run.box.store)
-    reads = json.dumps([s.get("reads") for s in state.sessions.values()])
-    ledgers = [s.get("ledger", {}) for s in state.sessions.values()]
+    reads = json.dumps([s.get("reads") for s in _sessions(codex_run)])
+    ledgers = [s.get("ledger", {}) for s in _sessions(codex_run)]
     assert sum(int(x.get("reads", 0)) for x in ledgers) >= 1, ledgers
     assert sum(int(x.get("denied", 0)) for x in ledgers) == 1, ledgers
     assert "notes.txt" in reads or "notes.txt" in json.dumps(_actions(codex_run)), reads
@@ -502,7 +507,7 @@ def test_apply_patch_is_an_action_row_per_file(codex_run: CodexRun) -> None:
 def test_file_map_knows_the_written_files(codex_run: CodexRun) -> None:
     """The file map holds the added and moved-to files, and not the deleted or moved-away ones."""
     state = read_state(codex_run.box.store)
-    written = json.dumps([s.get("written") for s in state.sessions.values()])
+    written = json.dumps([s.get("written") for s in _sessions(codex_run)])
     for name in ("added.txt", "notes.txt", "src/moved.py"):
         assert name in written, written
     files = set(state.anatomy.get("files", {}))
@@ -515,8 +520,7 @@ def test_file_map_knows_the_written_files(codex_run: CodexRun) -> None:
 
 def test_one_checkpoint_per_compaction(codex_run: CodexRun) -> None:
     """One compaction, one checkpoint in the session's state."""
-    state = read_state(codex_run.box.store)
-    compactions = [c for s in state.sessions.values() for c in s.get("compactions", [])]
+    compactions = [c for s in _sessions(codex_run) for c in s.get("compactions", [])]
     assert len(compactions) == len(codex_run.script.compactions) == 1, compactions
 
 

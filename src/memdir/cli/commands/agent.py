@@ -413,35 +413,69 @@ def _render_bugs(v: dict[str, Any]) -> str:
     )
 
 
-@click.command(name="import")
-@click.argument(
-    "paths", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
+SOURCE_FORMATS = (
+    "openwolf",
+    "amp",
+    "wolfmem",
+    "claude-memory",
+    "claude-md",
+    "basic-memory",
+    "claude-mem",
 )
+"""Other tools' memories (``memdir.importers.FORMATS``); listed here so --help stays cheap."""
+
+
+@click.command(name="import")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option(
     "--from",
     "source",
     required=True,
-    type=click.Choice(["claude-transcript", "codex-rollout", "jsonl", "bundle"]),
-    help="What the files are: host transcripts, records exported as JSON Lines, or a "
-    "`memdir bundle` file (into a new or empty store).",
+    type=click.Choice(["claude-transcript", "codex-rollout", "jsonl", "bundle", *SOURCE_FORMATS]),
+    help="What the files are: host transcripts, records exported as JSON Lines, a "
+    "`memdir bundle` file (into a new or empty store), or another tool's memory "
+    "(see docs/migrate.md).",
+)
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Another tool's memory: print what would be created, refused and skipped; write nothing.",
 )
 @store_option
 @json_option
-def import_(paths: tuple[Path, ...], source: str, store: Path | None, as_json: bool) -> None:
-    """Bring transcripts into the journal, or exported records into the store.
+def import_(
+    paths: tuple[Path, ...], source: str, dry_run: bool, store: Path | None, as_json: bool
+) -> None:
+    """Bring transcripts into the journal, or records (exported, or another tool's) into the store.
 
     Transcripts are streamed and imported once (idempotent); JSON Lines records
-    (from `memdir export`) are written in one commit, origin import.
+    (from `memdir export`) are written in one commit, origin import. Another tool's
+    memory (OpenWolf .wolf/, an AMP repository, a wolfmem home, Claude Code's
+    auto-memory folder or CLAUDE.md, a basic-memory project, a claude-mem database)
+    is streamed into one commit, origin import; a second run adds nothing, and
+    `memdir rollback COMMIT` undoes it.
 
     \b
     Example:
         memdir import --from claude-transcript ~/.claude/projects/my-app/*.jsonl
         memdir import --from jsonl backup.jsonl
+        memdir import --from openwolf .wolf --dry-run
         memdir import --from bundle memory.bundle
     """
-    if source == "bundle":
+    if source == "bundle" and not dry_run:
         _import_bundle(paths, store, as_json)
         return
+    if source in SOURCE_FORMATS:
+        if len(paths) != 1:
+            raise click.UsageError(f"--from {source} takes one path")
+        done = memory.import_from(resolve(store), source, paths[0], dry_run=dry_run)
+        emit(done.to_json(), as_json=as_json, render=_render_imported)
+        return
+    if dry_run:
+        raise click.UsageError("--dry-run applies to another tool's memory, not --from " + source)
+    for path in paths:
+        if path.is_dir():
+            raise click.UsageError(f"{path} is a folder; --from {source} reads files")
     target = resolve(store)
     if source == "jsonl":
         results = [memory.import_records(target, path).to_json() for path in paths]
@@ -484,6 +518,24 @@ def _import_bundle(paths: tuple[Path, ...], store: Path | None, as_json: bool) -
         as_json=as_json,
         render=lambda v: f"brought {v['commits']} commits of {v['branch']} from {v['file']}",
     )
+
+
+def _render_imported(v: dict[str, Any]) -> str:
+    verb = "would import" if v["dry_run"] else "imported"
+    lines = [f"{verb} {v['imported']} records from {v['format']}"]
+    for kind, by_status in sorted(v["created"].items()):
+        lines.append(
+            f"  {kind}: " + ", ".join(f"{n} {status}" for status, n in sorted(by_status.items()))
+        )
+    for log, n in sorted(v["evidence"].items()):
+        lines.append(f"  {log}: {n} entries (evidence)")
+    lines.append(f"{v['existing']} already there")
+    for label, key in (("refused", "refused_by_reason"), ("skipped", "skipped_by_reason")):
+        for why, n in sorted(v[key].items()):
+            lines.append(f"{label} {n}: {why}")
+    if v["commit"]:
+        lines.append(f"commit {v['commit'][:12]} (undo: memdir rollback {v['commit'][:12]})")
+    return "\n".join(lines)
 
 
 @click.command()

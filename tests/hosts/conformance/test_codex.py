@@ -353,6 +353,21 @@ def test_memdir_context_reached_the_model(codex_run: CodexRun) -> None:
     assert any(fence in t and "compacted" in t for t in last), [t[:300] for t in last]
 
 
+def test_digest_is_not_repeated_after_a_resume_that_compacts(codex_run: CodexRun) -> None:
+    """Codex fires SessionStart(resume) and SessionStart(compact) back to back: the turn after
+    the compaction holds the post-compaction digest once, and no second copy of any digest."""
+    last = codex_run.script.bodies[-1]
+    digests = [
+        text_of(i)
+        for i in last["input"]
+        if i.get("role") == "developer" and "Recalled memory from memdir" in text_of(i)
+    ]
+    assert sum("Context was compacted" in d for d in digests) == 1, digests
+    assert sum("active records (" in d for d in digests) == 1, digests  # no resume digest too
+    starts = [p.get("source") for p in codex_run.payloads_for("SessionStart")]
+    assert starts[-2:] == ["resume", "compact"], starts
+
+
 def test_mcp_server_connected_and_answered(codex_run: CodexRun) -> None:
     """`codex mcp list` shows the server enabled; recall and remember both answered."""
     assert "memdir" in codex_run.mcp_list and "enabled" in codex_run.mcp_list

@@ -261,6 +261,10 @@ def codex_run(module_root: Path) -> CodexRun:
     """Run the scripted Codex session once for the whole module."""
     binary = host_binary("codex")
     box = make_sandbox(module_root, "codex")
+    scan = box.memdir("scan")  # the file map holds README.md and src/app.py before the session
+    assert scan.returncode == 0, scan.stderr
+    mapped = set(read_state(box.store).anatomy.get("files", {}))
+    assert {"README.md", "src/app.py"} <= mapped, mapped
     script = CodexScript(_turns())
     notes: list[str] = []
     started = time.monotonic()
@@ -512,6 +516,7 @@ def test_file_map_knows_the_written_files(codex_run: CodexRun) -> None:
     for name in ("added.txt", "notes.txt", "src/moved.py"):
         assert name in written, written
     files = set(state.anatomy.get("files", {}))
+    assert files, "memdir scan built no file map before the session"
     spool = codex_run.box.store / "state" / "anatomy-spool.jsonl"
     spooled = spool.read_text() if spool.exists() else ""
     for name in ("added.txt", "src/moved.py"):

@@ -102,8 +102,15 @@ def session_digest(
     budget_tokens: int = 400,
     pending_review: int | None = None,
     compacted: bool = False,
+    exclude: Iterable[str] = (),
 ) -> Injection:
-    """Return the SessionStart digest for a session in ``project`` (see the module docstring)."""
+    """Return the SessionStart digest for a session in ``project`` (see the module docstring).
+
+    ``exclude`` names records the agent's context already holds (a resumed session's earlier
+    injections): they are left out, and when nothing else is left the digest is empty, since
+    its counts and hints are in that context too (DESIGN §10.10).
+    """
+    skip = set(exclude)
     counts = index.count_by("kind", status="active")
     statuses = index.count_by("status")
     active = index.list_docs(statuses=("active",), limit=1)
@@ -128,11 +135,13 @@ def session_digest(
         else "Rules and preferences first, then beliefs relevant to this session:"
     )
     text, kept = fence.render(
-        [_item(doc) for doc in [*rules, *others]],
+        [_item(doc) for doc in [*rules, *others] if doc["id"] not in skip],
         title=title,
         notes=notes,
         budget_tokens=budget_tokens,
     )
+    if skip and not kept:
+        return Injection("", ())
     return Injection(text, tuple(item.id for item in kept))
 
 

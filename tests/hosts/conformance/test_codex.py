@@ -66,16 +66,6 @@ EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop
 LOGGED_EVENTS = (*EVENTS, "PreCompact", "PostCompact")
 
 
-# Known bugs being fixed by others (issue 8); each mark goes once the fix lands on main.
-BUG_PATCH = pytest.mark.xfail(
-    strict=True,
-    reason="issue 8, engineer hookpath: apply_patch Add/Update/Move/Delete not parsed into writes",
-)
-BUG_SHELL_READ = pytest.mark.xfail(
-    strict=True,
-    reason="issue 8, engineer hookpath: shell reads (cat, sed -n) not logged or gated as reads",
-)
-
 REMEMBER = "Please remember that the release branch is called trunk-stable."
 PATCH = """\
 *** Begin Patch
@@ -472,7 +462,6 @@ def _call_no(call_id: str) -> int:
     return int(call_id.rsplit("_", 1)[-1])
 
 
-@BUG_SHELL_READ
 def test_second_full_read_was_refused(codex_run: CodexRun) -> None:
     """The same ``cat`` of an unchanged file is refused once; the first read and the ranged
     ``sed -n`` read pass (memdir's shell-read rule, docs/hosts.md)."""
@@ -484,7 +473,6 @@ def test_second_full_read_was_refused(codex_run: CodexRun) -> None:
     assert ranged_key.endswith("src/app.py") and "return" in ranged
 
 
-@BUG_SHELL_READ
 def test_shell_reads_are_logged_as_reads(codex_run: CodexRun) -> None:
     """``cat`` and ``sed -n`` of project files count as reads of those files."""
     reads = json.dumps([s.get("reads") for s in _sessions(codex_run)])
@@ -494,7 +482,6 @@ def test_shell_reads_are_logged_as_reads(codex_run: CodexRun) -> None:
     assert "notes.txt" in reads or "notes.txt" in json.dumps(_actions(codex_run)), reads
 
 
-@BUG_PATCH
 def test_apply_patch_is_an_action_row_per_file(codex_run: CodexRun) -> None:
     """The patch's add, update, move and delete each left a row naming the file."""
     rows = _actions(codex_run)
@@ -503,7 +490,6 @@ def test_apply_patch_is_an_action_row_per_file(codex_run: CodexRun) -> None:
         assert name in paths, f"no action row for {name}: {paths[:1500]}"
 
 
-@BUG_PATCH
 def test_file_map_knows_the_written_files(codex_run: CodexRun) -> None:
     """The file map holds the added and moved-to files, and not the deleted or moved-away ones."""
     state = read_state(codex_run.box.store)

@@ -120,13 +120,18 @@ def session_digest(
     budget_tokens: int = 400,
     pending_review: int | None = None,
     compacted: bool = False,
+    exclude: Iterable[str] = (),
     mirrored: frozenset[str] = frozenset(),
 ) -> Injection:
     """Return the SessionStart digest for a session in ``project`` (see the module docstring).
 
-    ``mirrored`` ids (what the Claude Code auto-memory mirror already carries, see
-    :func:`mirrored_ids`) are left out; a note says where they are.
+    ``exclude`` names records the agent's context already holds (a resumed session's earlier
+    injections): they are left out, and when nothing else is left the digest is empty, since
+    its counts and hints are in that context too (DESIGN §10.10). ``mirrored`` ids (what the
+    Claude Code auto-memory mirror already carries, see :func:`mirrored_ids`) are left out too;
+    a note says where they are.
     """
+    skip = set(exclude)
     counts = index.count_by("kind", status="active")
     statuses = index.count_by("status")
     active = index.list_docs(statuses=("active",), limit=1)
@@ -157,11 +162,13 @@ def session_digest(
         else "Rules and preferences first, then beliefs relevant to this session:"
     )
     text, kept = fence.render(
-        [_item(doc) for doc in [*rules, *others]],
+        [_item(doc) for doc in [*rules, *others] if doc["id"] not in skip],
         title=title,
         notes=notes,
         budget_tokens=budget_tokens,
     )
+    if skip and not kept:
+        return Injection("", ())
     return Injection(text, tuple(item.id for item in kept))
 
 

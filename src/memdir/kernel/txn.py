@@ -25,8 +25,9 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from memdir.kernel import gitio
+from memdir.kernel import audit, gitio
 from memdir.kernel.atomic import fsync_dir, write_atomic
+from memdir.kernel.errors import RejectedBeliefError
 from memdir.kernel.index import FileStat, Index
 from memdir.kernel.model import Record
 from memdir.kernel.paths import state_dir
@@ -72,13 +73,23 @@ def apply(
     message: str,
     *,
     trailers: gitio.Trailers = (),
+    op: str | None = None,
+    reason: str | None = None,
 ) -> None:
     """Write ``changes`` as one commit and index them; the caller holds the store lock.
 
     ``trailers`` (who made the change; :meth:`memdir.kernel.caller.Caller.trailers`) end the
     commit message, and a replay by :func:`recover` keeps them.
 
+    This is the one write every record change goes through, so it also carries the trust
+    checks (:mod:`memdir.kernel.audit`): a record that would become ``active`` or ``candidate``
+    with a new text is refused when that value is tombstoned; a record becoming ``rejected``
+    tombstones its value; and one audit event (``op``, default the message's first word, the
+    caller from ``trailers``, ``reason``, file hashes before and after) is part of the intent,
+    appended before the files are committed.
+
     Raises:
+        RejectedBeliefError: a changed text repeats a tombstoned value (nothing is changed).
         GitError: git is missing or failed; the intent stays for :func:`recover`.
         UsageError: a record holds a value that cannot be written (nothing is changed).
         OSError: the disk is full or read-only; nothing is changed if the intent could not
@@ -88,9 +99,47 @@ def apply(
     texts = {c.path: (dump(c.record) if c.record is not None else None) for c in changes}
     if all(_unchanged(store, rel, text) for rel, text in texts.items()):
         return  # the same bytes again (a near-duplicate within the same second): no empty commit
-    intent = {"message": message, "files": texts, "trailers": [list(t) for t in trailers]}
+    who = audit.who_from_trailers(trailers)
+    hashes, stones = [], []
+    live = audit.tombstones(store)
+    for change in changes:
+        text = texts[change.path]
+        hashes.append(
+            {
+                "id": Path(change.path).stem,
+                "before": audit.file_hash(store / change.path),
+                "after": audit.content_hash(None if text is None else text.encode("utf-8")),
+            }
+        )
+        record = change.record
+        if record is None:
+            continue
+        key = audit.value_key(record.text)
+        if record.status in ("active", "candidate") and key in live:
+            if _text_changed(store, change.path, record.text):
+                raise RejectedBeliefError(audit.refusal(live[key]))
+        elif record.status == "rejected" and key not in live:
+            stones.append(audit.tombstone_line(key, "add", who, record.id))
+            live[key] = {"record": record.id}
+    event = audit.event(op or message.split(maxsplit=1)[0], hashes, who, reason=reason)
+    intent = {
+        "message": message,
+        "files": texts,
+        "trailers": [list(t) for t in trailers],
+        "audit": [event],
+        "tombstones": stones,
+    }
     write_atomic(_intent_path(store), json.dumps(intent, ensure_ascii=False).encode("utf-8"))
-    _replay(store, index, texts, message, trailers=tuple(trailers))
+    _replay(store, index, texts, message, trailers=tuple(trailers), events=[event], stones=stones)
+
+
+def _text_changed(store: Path, rel: str, text: str) -> bool:
+    """Whether the record file at ``rel`` does not already hold ``text`` (new or changed)."""
+    try:
+        parsed = read_canonical((store / rel).read_text(encoding="utf-8"), Path(rel))
+    except (OSError, UnicodeDecodeError):
+        return True
+    return parsed is None or parsed.record.text != text
 
 
 def _unchanged(store: Path, rel: str, text: str | None) -> bool:
@@ -110,6 +159,8 @@ def _replay(
     *,
     recovering: bool = False,
     trailers: gitio.Trailers = (),
+    events: list[dict[str, object]] | None = None,
+    stones: list[str] | None = None,
 ) -> None:
     for rel, text in texts.items():
         target = store / rel
@@ -119,6 +170,12 @@ def _replay(
                 fsync_dir(target.parent)
         else:
             write_atomic(target, text.encode("utf-8"))
+    # The audit files are append-only logs, committed in batches like the journal (`memdir
+    # sync`, session end), never in a record's commit: a rollback reverts that commit and must
+    # not take an audit line with it.
+    audit.append(store, list(events or []), recovering=recovering)
+    if stones:
+        audit.add_tombstones(store, list(stones), recovering=recovering)
     if not recovering or gitio.changed_since_head(store, list(texts)):
         gitio.commit(store, list(texts), message, trailers=trailers)
     # else: the interrupted process had committed; a second, empty commit would say nothing
@@ -154,6 +211,8 @@ def recover(store: Path, index: Index) -> bool:
         texts = intent["files"]
         message = str(intent["message"])
         trailers = _trailers(intent.get("trailers"))
+        events = [e for e in intent.get("audit") or [] if _is_event(e)]
+        stones = [t for t in intent.get("tombstones") or [] if _is_stone(t)]
     except FileNotFoundError:
         return False
     except (ValueError, KeyError, TypeError, OSError):
@@ -173,8 +232,35 @@ def recover(store: Path, index: Index) -> bool:
         message + "\n\n(completed after an interruption)",
         recovering=True,
         trailers=trailers,
+        events=events,
+        stones=stones,
     )
     return True
+
+
+def _is_event(value: object) -> bool:
+    """Whether an intent's audit entry is an event memdir wrote (id, op, month-shaped time)."""
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("id"), str)
+        and isinstance(value.get("op"), str)
+        and isinstance(value.get("at"), str)
+        and len(value["at"]) >= 7
+        and value["at"][:4].isdigit()
+        and value["at"][4] == "-"
+        and value["at"][5:7].isdigit()
+    )
+
+
+def _is_stone(value: object) -> bool:
+    """Whether an intent's tombstone entry is one JSON line with a key."""
+    if not isinstance(value, str) or value.count("\n") != 1 or not value.endswith("\n"):
+        return False
+    try:
+        item = json.loads(value)
+    except ValueError:
+        return False
+    return isinstance(item, dict) and str(item.get("key", "")).startswith("sha256:")
 
 
 def _trailers(value: object) -> tuple[tuple[str, str], ...]:

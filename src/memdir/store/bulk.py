@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from memdir.kernel import appendlog, gitio, txn
+from memdir.kernel import appendlog, audit, gitio, txn
 from memdir.kernel.atomic import write_atomic
 from memdir.kernel.errors import MemdirError, RecordParseError, SecretError
 from memdir.kernel.frontmatter import extra_problem
@@ -140,6 +140,7 @@ def import_lines(
     written: list[str] = []
     with store_lock(handle.store, "import", handle.lock_timeout_seconds, queue=handle.lock_queue):
         txn.recover(handle.store, handle.index)
+        live = audit.tombstones(handle.store)
         for number, line in enumerate(lines, 1):
             if not line.strip():
                 continue
@@ -148,6 +149,9 @@ def import_lines(
             except (ValueError, RecursionError, RecordParseError, SecretError) as err:
                 why = err.code if isinstance(err, MemdirError) else "not JSON"
                 result.refused.append({"line": number, "why": why})
+                continue
+            if tombstoned(live, record):
+                result.refused.append({"line": number, "why": "tombstoned"})
                 continue
             target = relative_path(record)
             if (
@@ -168,6 +172,7 @@ def import_lines(
             _write(handle, batch)
             result.imported += len(batch)
         if result.imported:
+            audit_import(handle.store, written, live, trailers)
             # Only the imported files: a hand edit elsewhere in records/ stays for health.
             gitio.commit(
                 handle.store,
@@ -178,6 +183,61 @@ def import_lines(
     if result.imported:
         gitio.maintain(handle.store)  # pack the new objects so later commits stay fast
     return result
+
+
+def tombstoned(live: dict[str, Any], record: Any) -> bool:
+    """Whether ``record`` would make a tombstoned value active or candidate again.
+
+    Args:
+        live: :func:`memdir.kernel.audit.tombstones` of the store.
+        record: The :class:`~memdir.kernel.model.Record` about to be written.
+
+    Returns:
+        True when the import must refuse it.
+    """
+    return record.status in ("active", "candidate") and audit.value_key(record.text) in live
+
+
+def audit_import(
+    store: Path, written: list[str], live: dict[str, Any], trailers: gitio.Trailers
+) -> list[str]:
+    """Log one ``import`` audit event for ``written`` and tombstone its rejected values.
+
+    Every importer's bulk write ends here, just before its commit, so the audit log and the
+    tombstone ledger see every imported record (hashes and keys only, never text).
+
+    Args:
+        store: The store folder.
+        written: Store-relative record files the import wrote.
+        live: The tombstones read at the start of the import (updated in place).
+        trailers: Who ran the import.
+
+    Returns:
+        The audit files appended to (committed in batches, like the journal).
+
+    Raises:
+        OSError: the audit folder cannot be written.
+    """
+    from memdir.kernel.recordfile import read_canonical
+
+    if not written:
+        return []
+    who = audit.who_from_trailers(trailers)
+    hashes, stones = [], []
+    for rel in written:
+        data = (store / rel).read_bytes()
+        hashes.append({"id": Path(rel).stem, "before": None, "after": audit.content_hash(data)})
+        parsed = read_canonical(data.decode("utf-8", "replace"), Path(rel))
+        if parsed is not None and parsed.record.status == "rejected":
+            key = audit.value_key(parsed.record.text)
+            if key not in live:
+                stones.append(audit.tombstone_line(key, "add", who, parsed.record.id))
+                live[key] = {"record": parsed.record.id}
+    paths = audit.append(store, [audit.event("import", hashes, who, count=len(written))])
+    if stones:
+        audit.add_tombstones(store, stones)
+        paths.append(audit.TOMBSTONES)
+    return paths
 
 
 def _write(handle: Handle, records: list[Any]) -> None:
@@ -313,6 +373,7 @@ def import_planned(
     with store_lock(handle.store, "import", handle.lock_timeout_seconds, queue=handle.lock_queue):
         txn.recover(handle.store, handle.index)
         evidence = _Evidence(handle, result, trailers)
+        live = audit.tombstones(handle.store)
         for item in items:
             record = item.record
             if record is None and item.evidence is not None:
@@ -325,6 +386,9 @@ def import_planned(
                 check_text("\n".join([record.text, *record.aliases, *record.tags, record.body]))
             except SecretError:
                 result.note(item.place, "holds a secret", "refused")
+                continue
+            if tombstoned(live, record):
+                result.note(item.place, "repeats a rejected (tombstoned) value", "refused")
                 continue
             text_key = f"{record.kind}\n{normalized_text(record.text)}"
             target = relative_path(record)
@@ -364,6 +428,7 @@ def import_planned(
             _write(handle, batch)
         logs = evidence.finish()
         if written or logs:
+            audit_import(handle.store, written, live, trailers)
             gitio.commit(
                 handle.store,
                 written + logs,

@@ -7,9 +7,10 @@ in the history, and rolling back the rollback restores it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from memdir.kernel import gitio, txn
+from memdir.kernel import audit, gitio, txn
 from memdir.kernel.caller import Caller
 from memdir.kernel.errors import NotFoundError, UsageError
 from memdir.kernel.ids import check_id
@@ -131,6 +132,9 @@ def rollback(handle: Handle, rev: str, *, yes: bool, caller: Caller | None = Non
         subject = next(
             (c.subject for c in gitio.log(handle.store, limit=200) if c.hash == full), full
         )
+        before = {
+            p: audit.file_hash(handle.store / p) for p in gitio.changed_paths(handle.store, full)
+        }
         paths = gitio.revert(
             handle.store,
             full,
@@ -138,4 +142,15 @@ def rollback(handle: Handle, rev: str, *, yes: bool, caller: Caller | None = Non
             trailers=caller.trailers() if caller else (),
         )
         scan_records(handle)
+        hashes = [
+            {
+                "id": Path(p).stem,
+                "before": before.get(p),
+                "after": audit.file_hash(handle.store / p),
+            }
+            for p in paths
+            if p.startswith("records/")
+        ]
+        who = caller.to_json() if caller else {"origin": "owner", "channel": "cli"}
+        audit.record(handle.store, audit.event("rollback", hashes, who, commit=full))
     return RolledBack(full, paths)

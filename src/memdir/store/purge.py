@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from memdir.kernel import appendlog, gitio, journal, txn
+from memdir.kernel import appendlog, audit, gitio, journal, txn
 from memdir.kernel.caller import Caller
 from memdir.kernel.errors import GitError, RecordParseError, UsageError
 from memdir.kernel.lifecycle import Handle, load
@@ -414,6 +414,7 @@ def purge(handle: Handle, record_id: str, *, yes: bool, caller: Caller | None = 
         erasure = Erasure(record.id)
         erasure.still_held_by = _holders(store, history, rel, needle)
         _caveats(handle, record, erasure)
+        before = audit.file_hash(store / rel)
         (store / rel).unlink()
         erasure.add("working tree", rel)
         with handle.index.write():
@@ -434,6 +435,10 @@ def purge(handle: Handle, record_id: str, *, yes: bool, caller: Caller | None = 
             erasure.add("index", "journal turns re-indexed from the rewritten files")
         handle.index.scrub()
         erasure.add("index", "deleted pages and search segments compacted (VACUUM)")
+        # The audit log and the tombstones hold no text: purge keeps them and logs itself.
+        who = caller.to_json() if caller else {"origin": "owner", "channel": "cli"}
+        hashes = [{"id": record.id, "before": before, "after": None}]
+        audit.record(store, audit.event("purge", hashes, who))
     return erasure
 
 

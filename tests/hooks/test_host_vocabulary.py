@@ -526,3 +526,58 @@ def test_gemini_precompress_before_every_request_counts_only_a_real_compression(
     _call(store, "BeforeAgent", "gemini", prompt="go on")
     _call(store, "PreCompress", "gemini", trigger="auto", transcript_path=str(small))
     assert _compactions(store, "s1") == 3  # 12,000 tokens is past 1% of the window
+
+
+HOST_SCRIPT = """
+import json, subprocess, sys
+requests, stop = sys.argv[1], sys.argv[2]
+subprocess.run([sys.executable, "-m", "memdir", "serve"], input=requests.encode(), check=True,
+               capture_output=True, timeout=60)
+subprocess.run([sys.executable, "-m", "memdir", "hook", "Stop"], input=stop.encode(), check=True,
+               capture_output=True, timeout=60)
+"""
+
+
+@pytest.mark.slow
+def test_without_a_session_id_the_host_process_ties_a_save_to_its_session(store: Path) -> None:
+    """A host that gives its server no session id: the server's parent is the host."""
+    (store.parent / "x.py").write_text("x = 1\n")
+    for session_id in ("served", "elsewhere"):
+        base = {"session_id": session_id, "cwd": str(store.parent)}
+        edit = {"tool_name": "Write", "tool_input": {"file_path": str(store.parent / "x.py")}}
+        run_hook("PostToolUse", {**base, **edit, "tool_response": {}}, cwd=store.parent)
+    call = {"name": "memory_remember", "arguments": {"text": "x starts at one"}}
+    requests = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "a-host", "version": "0"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call},
+    ]
+    stop = {"session_id": "served", "cwd": str(store.parent), "last_assistant_message": "ok"}
+    subprocess.run(  # the "host": it starts the server and, later, its own session's hook
+        [
+            sys.executable,
+            "-c",
+            HOST_SCRIPT,
+            "".join(json.dumps(r) + "\n" for r in requests),
+            json.dumps(stop),
+        ],
+        check=True,
+        cwd=store.parent,
+        env={**_base_env(), "MEMDIR_STORE": str(store)},
+        timeout=120,
+    )
+    other = {"session_id": "elsewhere", "cwd": str(store.parent), "last_assistant_message": "ok"}
+    run_hook("Stop", other, cwd=store.parent)  # another host process's session
+    marks = (store / "state" / "mcp-saves.jsonl").read_text().splitlines()
+    assert len(marks) == 1 and json.loads(marks[0])["session"] == ""
+    assert not session.load(store, "served")["reminders"]
+    assert session.load(store, "elsewhere")["reminders"]

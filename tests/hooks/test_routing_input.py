@@ -237,3 +237,27 @@ def test_preview_says_when_there_is_nothing_and_when_there_is_no_store(
     assert missing.returncode == 4 and b"no memdir store" in missing.stderr
     bad = _preview(store, "NoSuchEvent")
     assert bad.returncode == 2 and b"no hook event" in bad.stderr
+
+
+def test_memdir_digest_is_the_session_start_preview(store: Path) -> None:
+    service.remember(store, "Never push on Fridays", kind="rule")
+    before = _snapshot(store)
+
+    def memdir(*args: str) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(
+            [sys.executable, "-m", "memdir", *args],
+            capture_output=True,
+            cwd=store.parent,
+            env=_base_env(),
+            timeout=60,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+
+    digest = memdir("digest")
+    assert digest.returncode == 0 and b"Never push on Fridays" in digest.stdout
+    assert digest.stdout == _preview(store, "SessionStart").stdout
+    asked = memdir("digest", "--prompt", "remember that tags are signed")
+    assert b'would store (fact): "Tags are signed"' in asked.stdout
+    assert _snapshot(store) == before
+    assert [r.text for r in service.list_records(store)] == ["Never push on Fridays"]

@@ -33,6 +33,10 @@ from memdir.kernel import hookio, paths
 from memdir.kernel.hosttable import host_entry
 from memdir.kernel.lock import quiesce
 
+TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
+
 GUARD = "MEMDIR_IN_HOOK"
 DEFAULT_BUDGET_SECONDS = 2.0
 """Well under the 10 s timeout memdir installs, and under Claude Code's UserPromptSubmit 30 s."""
@@ -198,13 +202,28 @@ def run_preview(argv: list[str]) -> int:
         0 (shown, or nothing to show), 2 (usage: no event, or one memdir does not handle),
         4 (no store here).
     """
-    from memdir.hooks.preview import PREVIEWED, preview
-
     event_arg, options = _options(argv)
-    host = options["host"]
     payload: dict[str, object] = {}
     if not sys.stdin.isatty():
         payload, _ = hookio.read_payload(sys.stdin.buffer)
+    return show_preview(event_arg, options, payload)
+
+
+def show_preview(event_arg: str, options: dict[str, str], payload: dict[str, Any]) -> int:
+    """Print what the hook for ``event_arg`` would give the agent (see :func:`run_preview`).
+
+    Args:
+        event_arg: The event, in memdir's or the host's name.
+        options: ``host`` (default ``claude-code``), and optionally ``prompt``, ``source``,
+            ``session``, ``json``.
+        payload: The host's payload (``{}`` for none).
+
+    Returns:
+        The exit status: 0, 2 (usage) or 4 (no store).
+    """
+    from memdir.hooks.preview import PREVIEWED, preview
+
+    host = options.get("host", "claude-code")
     for name in ("prompt", "source"):
         if name in options:
             payload[name] = options[name]

@@ -8,8 +8,9 @@ with what identifies the session it serves:
 
 - the host's session id when the server's environment carries one (:data:`SESSION_VARIABLES`:
   Claude Code gives stdio servers ``CLAUDE_CODE_SESSION_ID``; ``MEMDIR_SESSION_ID`` for others);
-- otherwise the server's parent process ids: a host starts its stdio server and its hooks
-  itself, so the host's process is an ancestor of both (read from ``/proc``, Linux only).
+- otherwise the process that started the server (past a wrapper such as ``uv run``): a host
+  starts its stdio server and its hooks itself, so the host's process is an ancestor of both
+  (read from ``/proc``, Linux only).
 
 :func:`count_for` counts the marks that belong to a session: the same session id; else a shared
 host process; else, when neither side could tell, any mark made since the session started.
@@ -61,6 +62,26 @@ def ancestors(pid: int | None = None, depth: int = ANCESTORS) -> list[int]:
     return found
 
 
+WRAPPERS = frozenset({"uv", "uvx", "pipx", "env", "sh", "bash", "dash", "zsh", "timeout", "npx"})
+"""Programs a host may start its server through; the host is then the wrapper's parent."""
+
+
+def _host_pids() -> list[int]:
+    """Return the process that started this server, and its parent when that is a wrapper.
+
+    Only these: a farther ancestor (a terminal's shell, a tmux server) is shared by unrelated
+    sessions and would make their hooks count this server's saves.
+    """
+    chain = ancestors(depth=2)
+    if not chain:
+        return []
+    try:
+        name = Path(f"/proc/{chain[0]}/comm").read_text(encoding="utf-8").strip()
+    except OSError:
+        return chain[:1]
+    return chain if name in WRAPPERS else chain[:1]
+
+
 def session_from_env(environ: dict[str, str] | None = None) -> str:
     """Return the host session id named in the environment, or ``""``."""
     env = os.environ if environ is None else environ
@@ -85,7 +106,7 @@ def mark(store: Path, *, tool: str, record_id: str, client: str = "") -> None:
     row: dict[str, Any] = {
         "at": now_iso(),
         "session": redact(session_from_env()),
-        "pids": ancestors(depth=2),
+        "pids": _host_pids(),
         "tool": tool,
         "id": record_id,
     }

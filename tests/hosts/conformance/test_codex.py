@@ -261,6 +261,10 @@ def codex_run(module_root: Path) -> CodexRun:
     """Run the scripted Codex session once for the whole module."""
     binary = host_binary("codex")
     box = make_sandbox(module_root, "codex")
+    scan = box.memdir("scan")  # the file map holds README.md and src/app.py before the session
+    assert scan.returncode == 0, scan.stderr
+    mapped = set(read_state(box.store).anatomy.get("files", {}))
+    assert {"README.md", "src/app.py"} <= mapped, mapped
     script = CodexScript(_turns())
     notes: list[str] = []
     started = time.monotonic()
@@ -351,6 +355,21 @@ def test_memdir_context_reached_the_model(codex_run: CodexRun) -> None:
     # SessionStart(compact): the turn after the compaction gets the rules again.
     last = [text_of(i) for i in bodies[-1]["input"] if i.get("role") == "developer"]
     assert any(fence in t and "compacted" in t for t in last), [t[:300] for t in last]
+
+
+def test_digest_is_not_repeated_after_a_resume_that_compacts(codex_run: CodexRun) -> None:
+    """Codex fires SessionStart(resume) and SessionStart(compact) back to back: the turn after
+    the compaction holds the post-compaction digest once, and no second copy of any digest."""
+    last = codex_run.script.bodies[-1]
+    digests = [
+        text_of(i)
+        for i in last["input"]
+        if i.get("role") == "developer" and "Recalled memory from memdir" in text_of(i)
+    ]
+    assert sum("Context was compacted" in d for d in digests) == 1, digests
+    assert sum("active records (" in d for d in digests) == 1, digests  # no resume digest too
+    starts = [p.get("source") for p in codex_run.payloads_for("SessionStart")]
+    assert starts[-2:] == ["resume", "compact"], starts
 
 
 def test_mcp_server_connected_and_answered(codex_run: CodexRun) -> None:
@@ -497,6 +516,7 @@ def test_file_map_knows_the_written_files(codex_run: CodexRun) -> None:
     for name in ("added.txt", "notes.txt", "src/moved.py"):
         assert name in written, written
     files = set(state.anatomy.get("files", {}))
+    assert files, "memdir scan built no file map before the session"
     spool = codex_run.box.store / "state" / "anatomy-spool.jsonl"
     spooled = spool.read_text() if spool.exists() else ""
     for name in ("added.txt", "src/moved.py"):

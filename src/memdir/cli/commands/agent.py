@@ -568,4 +568,51 @@ def export(
     click.echo(f"exported {len(lines)} records to {output}", err=True)
 
 
-COMMANDS = [serve, observe, review, threads, dream, bug, import_, export]
+@click.command()
+@click.option("--prompt", "prompt", default=None, help="Show per-prompt recall for this prompt.")
+@click.option(
+    "--host", "host", default="claude-code", show_default=True, help="Render for this host."
+)
+@click.option("--session", "session_id", default=None, help="The host session to preview.")
+@store_option
+@json_option
+def digest(
+    prompt: str | None, host: str, session_id: str | None, store: Path | None, as_json: bool
+) -> None:
+    """Show exactly what the agent would be given now, writing nothing.
+
+    Without --prompt: the session digest injected at session start. With --prompt: what the
+    prompt hook would inject for that prompt (recall, and what it would store). --json prints
+    the host's JSON. The same as `memdir hook SessionStart --preview`.
+
+    \b
+    Example:
+        memdir digest
+        memdir digest --prompt "how do we deploy?"
+    """
+    from memdir.hooks.dispatch import show_preview
+
+    target = resolve(store)
+    options = {"host": host}
+    if as_json:
+        options["json"] = "1"
+    if prompt is not None:
+        options["prompt"] = prompt
+    if session_id:
+        options["session"] = session_id
+    previous = os.environ.get("MEMDIR_STORE")
+    os.environ["MEMDIR_STORE"] = str(target)
+    try:
+        code = show_preview(
+            "UserPromptSubmit" if prompt is not None else "SessionStart", options, {}
+        )
+    finally:
+        if previous is None:
+            os.environ.pop("MEMDIR_STORE", None)
+        else:
+            os.environ["MEMDIR_STORE"] = previous
+    if code:
+        raise SystemExit(code)
+
+
+COMMANDS = [serve, observe, review, threads, dream, bug, import_, export, digest]

@@ -58,7 +58,6 @@ PINNED: tuple[tuple[str, str], ...] = (
     ("core.fsmonitor", "false"),
     ("core.quotePath", "false"),
     ("core.pager", "cat"),
-    ("core.splitIndex", "false"),  # memdir's own index is written whole (see commit())
     ("color.ui", "never"),
     ("color.diff", "never"),
     ("color.status", "never"),
@@ -108,13 +107,24 @@ _FIELD = "\x1f"
 _RECORD = "\x1e"
 
 
-def git_env(folder: Path | None = None, *, extra: dict[str, str] | None = None) -> dict[str, str]:
+OWN_INDEX: tuple[tuple[str, str], ...] = (("core.splitIndex", "false"),)
+"""Further settings for memdir's own index file: written whole, so it never depends on a shared
+index file that git may expire."""
+
+
+def git_env(
+    folder: Path | None = None,
+    *,
+    extra: dict[str, str] | None = None,
+    config: tuple[tuple[str, str], ...] = (),
+) -> dict[str, str]:
     """Return the environment every git call of memdir runs with (see the module docstring).
 
     Args:
         folder: The folder git runs in; git does not look for a repository above it. ``None``
             lets git search upwards (only to find out which repository holds a folder).
         extra: Further variables (memdir's own index file, the fallback identity).
+        config: Further pinned settings, after :data:`PINNED`.
 
     Returns:
         A complete environment for :func:`subprocess.run`.
@@ -125,8 +135,9 @@ def git_env(folder: Path | None = None, *, extra: dict[str, str] | None = None) 
         if not k.startswith("GIT_") or k in KEPT or k.startswith(_KEPT_PREFIXES)
     }
     env.update(LC_ALL="C", LANG="C", GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", PAGER="cat")
-    env["GIT_CONFIG_COUNT"] = str(len(PINNED))
-    for number, (key, value) in enumerate(PINNED):
+    pinned = PINNED + config
+    env["GIT_CONFIG_COUNT"] = str(len(pinned))
+    for number, (key, value) in enumerate(pinned):
         env[f"GIT_CONFIG_KEY_{number}"] = key
         env[f"GIT_CONFIG_VALUE_{number}"] = value
     if folder is not None:
@@ -156,6 +167,7 @@ def run_git(
     check: bool = True,
     env: dict[str, str] | None = None,
     discover: bool = False,
+    config: tuple[tuple[str, str], ...] = (),
 ) -> subprocess.CompletedProcess[bytes]:
     """Run ``git -C store args…`` with memdir's pinned settings; return the finished process.
 
@@ -166,6 +178,7 @@ def run_git(
         check: Raise when git exits non-zero.
         env: Further environment variables (added to :func:`git_env`'s).
         discover: Let git look for a repository above ``store`` (off: a store's git is its own).
+        config: Further pinned settings for this call.
 
     Raises:
         GitError: git is missing, or (with ``check``) exited non-zero; the message carries
@@ -176,7 +189,7 @@ def run_git(
             [git_path(), "-C", str(store), *args],
             input=input_bytes,
             capture_output=True,
-            env=git_env(None if discover else store, extra=env),
+            env=git_env(None if discover else store, extra=env, config=config),
             check=False,
         )
     except OSError as exc:
@@ -528,15 +541,15 @@ def commit(store: Path, paths: list[str], message: str, *, trailers: Sequence[st
             with contextlib.suppress(FileNotFoundError):
                 index.unlink()
             if parent:
-                run_git(store, "read-tree", parent, env=own)
+                run_git(store, "read-tree", parent, env=own, config=OWN_INDEX)
         if folders:
-            run_git(store, "add", "-A", "--", *paths, env=own)
+            run_git(store, "add", "-A", "--", *paths, env=own, config=OWN_INDEX)
         elif paths:  # on stdin: a bulk import's 100,000 paths would overflow a command line
             run_git(
                 store, "update-index", "--add", "--remove", "-z", "--stdin",
-                input_bytes=listed, env=own,
+                input_bytes=listed, env=own, config=OWN_INDEX,
             )  # fmt: skip
-        tree = run_git(store, "write-tree", env=own).stdout.decode().strip()
+        tree = run_git(store, "write-tree", env=own, config=OWN_INDEX).stdout.decode().strip()
         new = _commit_tree(store, tree, parent, full_message(message, trailers))
         subject = message.strip().splitlines()[0] if message.strip() else ""
         # Compare-and-swap: refused if HEAD moved since it was read (a commit a person made

@@ -22,6 +22,8 @@ def main(argv: list[str] | None = None) -> None:
 
         sys.stdout.write(f"memdir, version {__version__}\n")
         raise SystemExit(0)
+    _claim_streams()
+    args = [_as_utf8(arg) for arg in args]
     for position, arg in enumerate(args, 1):
         if not _is_text(arg):
             _usage_error(f"argument {position} is not valid UTF-8 text", as_json="--json" in args)
@@ -29,6 +31,59 @@ def main(argv: list[str] | None = None) -> None:
 
     cli.json_requested = "--json" in args
     cli.main(args=args, prog_name="memdir")
+
+
+def _json_escape(error: UnicodeError) -> tuple[str, int]:
+    r"""Codec error handler: spell characters a stream cannot encode as JSON ``\u`` escapes.
+
+    Inside a JSON string the escape decodes back to the very same character, so ``--json``
+    output stays valid and exact on any stdout; in text output it is a readable stand-in.
+    Characters beyond the BMP become a UTF-16 surrogate pair, as JSON spells them.
+    """
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    out = []
+    for char in error.object[error.start : error.end]:
+        code = ord(char)
+        if code > 0xFFFF:
+            code -= 0x10000
+            out.append(f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}")
+        else:
+            out.append(f"\\u{code:04x}")
+    return "".join(out), error.end
+
+
+def _claim_streams() -> None:
+    r"""Make stdout and stderr unable to crash on a character their encoding lacks (case B52).
+
+    A Windows pipe or ``PYTHONIOENCODING=cp1252`` gives a stream that cannot encode CJK text;
+    such characters are written as ``\uXXXX`` escapes instead of raising.
+    """
+    import codecs
+
+    codecs.register_error("memdir-json-escape", _json_escape)
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        encoding = str(getattr(stream, "encoding", "") or "").lower().replace("-", "")
+        if reconfigure is not None and encoding != "utf8":
+            reconfigure(errors="memdir-json-escape")
+
+
+def _as_utf8(arg: str) -> str:
+    """Return an argument's bytes read as UTF-8, whatever the locale decoded them as.
+
+    Under ``LC_ALL=POSIX PYTHONUTF8=0`` Python decodes argv as ASCII and keeps the other bytes
+    as surrogates; UTF-8 text is recovered from them. Bytes that are not UTF-8 stay as they
+    came (and are refused by :func:`_is_text`).
+    """
+    if _is_text(arg):
+        return arg
+    import os
+
+    try:
+        return os.fsencode(arg).decode("utf-8")
+    except (UnicodeError, ValueError):
+        return arg
 
 
 def _is_text(arg: str) -> bool:

@@ -39,6 +39,6 @@ def test_every_command_takes_json_and_store_options() -> None:
             assert "--store" in options
             continue
         assert "--json" in options, name
-        # bench and demo make throwaway stores; install and uninstall act on --dir; hosts on none
-        if name.split()[0] not in ("bench", "demo", "install", "uninstall", "hosts"):
+        # bench and demo make throwaway stores; install, uninstall and doctor act on --dir; hosts on none
+        if name.split()[0] not in ("bench", "demo", "install", "uninstall", "hosts", "doctor"):
             assert "--store" in options, name

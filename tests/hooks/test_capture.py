@@ -73,10 +73,10 @@ def test_paths_outside_the_project_are_never_recorded(
         tool_response={"file": {"content": "secret stuff"}},
     )
     assert _actions(store) == []
-    assert (
-        not (store / "state" / "sessions" / "s1.json").exists()
-        or "elsewhere" not in (store / "state" / "sessions" / "s1.json").read_text()
-    )
+    sessions = store / "state" / "sessions"
+    assert sessions.is_dir()  # the tool call itself is recorded (its events file) ...
+    for saved in sessions.iterdir():  # ... never the path outside the project
+        assert "elsewhere" not in saved.read_text() and "secret" not in saved.read_text()
 
 
 # B31: secret files are never read into, described in or recorded by any memdir file.

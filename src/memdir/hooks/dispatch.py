@@ -6,7 +6,7 @@ health``), never to the host. Each event has a time budget well under the host's
 watchdog timer ends a handler that overruns it, silently (fail open).
 
 The watchdog never cuts a write in half and never drops what must be kept: it first waits (up
-to :data:`KEEP_GRACE_SECONDS`) for the event's journal turn or action row, which the handler
+to :data:`KEEP_ROW_SECONDS`) for the event's journal turn or action row, which the handler
 appends first without any lock (:meth:`Context.kept`), then for every lock this process holds to
 be released (a record write and its ``git commit`` finish), and never stops the process while
 it writes its answer. On a starved machine a hook may be slow to *start* its work; it must
@@ -40,8 +40,13 @@ BUDGET_SECONDS = {"SessionEnd": 1.0, "PreToolUse": 1.5}
 KEEPS = frozenset({"UserPromptSubmit", "PostToolUse", "Stop"})
 """Events that append a row that must never be lost (journal turn, action row)."""
 KEEP_GRACE_SECONDS = 4.0
-"""How long an overrun hook still waits for its row and its locks: the watchdog fires at 1.5 x
-the budget (3 s), so a hook ends within 7 s, under the 10 s timeout memdir installs."""
+"""How long an overrun hook still waits for its locks: the watchdog fires at 1.5 x the budget
+(3 s), so a hook whose row is written ends within 7 s, under the 10 s timeout memdir installs."""
+KEEP_ROW_SECONDS = 60.0
+"""How long an overrun hook waits for its must-keep row before giving it up. Ending earlier
+would only lose the row: a host that will not wait ends the hook itself at its own timeout.
+On a starved machine (hundreds of hooks at once on 2 cores) a hook may need many seconds of
+wall time to write its row; it is then reported by ``memdir health`` as information."""
 
 HANDLERS: dict[str, str] = {
     "SessionStart": "memdir.hooks.session_start",
@@ -69,7 +74,7 @@ class _Stop:
 def _watchdog(stop: _Stop, event: str, budget: float) -> None:
     """End a hook that overran its budget: log it and exit 0 with nothing on stdout."""
     started = time.monotonic()
-    kept = stop.kept.wait(KEEP_GRACE_SECONDS)
+    kept = stop.kept.wait(KEEP_ROW_SECONDS)
     quiesce(max(KEEP_GRACE_SECONDS - (time.monotonic() - started), 0.0))
     stop.output.acquire()
     note = "" if kept else f"; {paths.HOOK_ROW_LATE}"

@@ -19,9 +19,9 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
     if event.subagent:
         return None
     every = context.settings.resurface_every
-    with session.editing(context.store, event.session, context.remaining()) as state:
-        state["batches"] += 1
-        due = every > 0 and state["batches"] % every == 0
+    offset = session.record(context.store, event.session, {"e": "batch"})
+    batches = session.load(context.store, event.session, before=offset)["batches"] + 1
+    due = every > 0 and batches % every == 0
     if not due:
         return None
     injection = digest.top_rules(
@@ -29,6 +29,6 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
     )
     if not injection.text:
         return None
-    with session.editing(context.store, event.session, context.remaining()) as state:
-        state["ledger"]["injected_tokens"] += estimate_tokens(injection.text)
+    tokens = estimate_tokens(injection.text)
+    session.record(context.store, event.session, {"e": "inject", "ids": [], "tokens": tokens})
     return HookResult(context=injection.text)

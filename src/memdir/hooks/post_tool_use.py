@@ -17,7 +17,6 @@ Imports: standard library and the kernel only.
 
 from __future__ import annotations
 
-import os
 import re
 
 from memdir.hooks.context import Context
@@ -42,9 +41,34 @@ _BELIEF_COMMAND = re.compile(r"(?:^|[\s;&|(])memdir\s+(?:remember|correct)\b")
 _BELIEF_TOOL = re.compile(r"^mcp__memdir__(?:memory_remember|memory_correct)$")
 
 
+_SHELL_TRAILER = re.compile(r"^(?:Error|Exit Code|Signal|Background PIDs|Process Group PGID): ")
+_SHELL_FAILED = re.compile(r"^(?:Exit Code: (?!0$)|Signal: )")
+
+
+def _shell_failed(text: str) -> bool:
+    """Whether Gemini CLI's shell result text reports a failure.
+
+    Gemini CLI (0.61.0) answers ``run_shell_command`` with ``llmContent`` holding ``Output: …``
+    and then trailer lines (``Error:``, ``Exit Code: N`` only when N is not 0, ``Signal:``,
+    ``Background PIDs:``, ``Process Group PGID:``), wrapped in ``<untrusted_context>``; no
+    field says the command failed. Only the trailer after the output is read: a non-zero exit
+    code or a signal is a failure.
+    """
+    lines = text.rstrip().removesuffix("</untrusted_context>").rstrip().splitlines()
+    for line in reversed(lines):
+        if not _SHELL_TRAILER.match(line):
+            return False
+        if _SHELL_FAILED.match(line):
+            return True
+    return False
+
+
 def _succeeded(response: Any) -> bool:
     if isinstance(response, dict):
         if response.get("success") is False or response.get("error") or response.get("is_error"):
+            return False
+        content = response.get("llmContent")
+        if isinstance(content, str) and _shell_failed(content):
             return False
         return not response.get("interrupted", False)
     return response is not None
@@ -106,48 +130,30 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
     row = action_row(event, rel)
     if row is not None:
         jsonl.append_line(context.store / "actions" / f"{row['at'][:10]}.jsonl", row)
-    context.kept()
+    ok = bool(row and row["ok"])
     belief = bool(
         (event.tool == "Bash" and _BELIEF_COMMAND.search(str(event.tool_input.get("command", ""))))
         or _BELIEF_TOOL.match(event.tool)
     )
-    ok = bool(row and row["ok"])
-    with session.editing(context.store, event.session, context.remaining()) as state:
-        state["tool_calls"] += 1
-        if belief and ok:
-            state["beliefs"] += 1
-        if rel is not None and ok and not event.subagent and event.tool == "Read":
-            _record_read(state, context, event, rel)
-        if rel is not None and ok and event.tool in CHANGING_TOOLS:
-            state["reads"].pop(rel, None)  # the file changed: a new full read is legitimate
-            if rel not in state["written"]:
-                state["written"].append(rel)
+    change: dict[str, Any] = {"e": "tool", "belief": belief and ok}
+    if rel is not None and ok and not event.subagent and event.tool == "Read":
+        change["read"] = _read(context, event, rel)
+    if rel is not None and ok and event.tool in CHANGING_TOOLS:
+        change["wrote"] = rel
+    # The session's bookkeeping is one appended event, never a locked read-modify-write, so
+    # hundreds of hooks of one session at once never wait for each other (issue 9, item 4);
+    # the watchdog lets it land like the action row.
+    session.record(context.store, event.session, change)
+    context.kept()
     if rel is not None and ok and event.tool in CHANGING_TOOLS:
         _update_anatomy(context, [rel])
     return None
 
 
-def _record_read(state: dict[str, Any], context: Context, event: HookEvent, rel: str) -> None:
-    try:
-        stat = os.stat(context.project / rel)
-    except OSError:
-        return
+def _read(context: Context, event: HookEvent, rel: str) -> dict[str, Any] | None:
+    """What the read saw: the file's identity now (see :func:`memdir.kernel.session.observe`)."""
+    seen = session.observe(context.project / rel)
+    if seen is None:
+        return None
     full = all(event.tool_input.get(k) in (None, "", 0) for k in ("offset", "limit", "pages"))
-    tokens = -(-stat.st_size // 4)
-    previous = state["reads"].get(rel, {})
-    same = (
-        previous.get("mtime_ns") == stat.st_mtime_ns
-        and previous.get("size") == stat.st_size
-        and previous.get("generation") == state["generation"]
-    )
-    state["reads"][rel] = {
-        "mtime_ns": stat.st_mtime_ns,
-        "size": stat.st_size,
-        "generation": state["generation"],
-        "full": full or bool(same and previous.get("full")),
-        "denied": previous.get("denied", 0) if same else 0,
-        "tokens": tokens,
-    }
-
-    state["ledger"]["reads"] += 1
-    state["ledger"]["read_tokens"] += tokens
+    return {"rel": rel, **seen, "full": full, "tokens": -(-seen["size"] // 4)}

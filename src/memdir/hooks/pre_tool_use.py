@@ -1,7 +1,8 @@
 """PreToolUse: the duplicate-read gate (DESIGN §7).
 
 A full read (no ``offset``/``limit``) of a file this session already read in full, unchanged on
-disk since (same size and modification time), in the current context generation (no compaction
+disk since (same size, modification time, inode and content hash: a rewrite that restores the
+modification time is a change), in the current context generation (no compaction
 or /clear since), by the main agent (not a subagent), is refused once per file. The reason tells
 the agent to reuse its earlier read or pass ``offset``/``limit``, and that a retry passes, so the
 gate can never deadlock a real need. ``[hooks] duplicate_read`` is ``deny`` (default), ``warn``
@@ -21,23 +22,6 @@ from memdir.hooks.context import Context
 from memdir.hooks.payload import HookEvent, HookResult
 from memdir.kernel import session
 
-TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
-if TYPE_CHECKING:
-    from typing import Any
-
-
-def _repeats(state: dict[str, Any], rel: str, stat: os.stat_result) -> bool:
-    """Whether a full read of ``rel`` now would repeat one this context already holds."""
-    earlier = state["reads"].get(rel)
-    return bool(
-        earlier
-        and earlier.get("full")
-        and earlier.get("generation") == state["generation"]
-        and earlier.get("mtime_ns") == stat.st_mtime_ns
-        and earlier.get("size") == stat.st_size
-        and not earlier.get("denied")
-    )
-
 
 def handle(event: HookEvent, context: Context) -> HookResult | None:
     """Refuse (or warn about) a duplicate full read; otherwise stay silent."""
@@ -55,17 +39,24 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         stat = os.stat(context.project / rel)
     except OSError:
         return None
-    if not _repeats(session.load(context.store, event.session), rel, stat):
-        return None  # the common case decides without taking the session lock
-    with session.editing(context.store, event.session, context.remaining()) as state:
-        if not _repeats(state, rel, stat):
-            return None
-        earlier = state["reads"][rel]
-        earlier["denied"] = 1
-        tokens = int(earlier.get("tokens", 0))
-        if mode == "deny":
-            state["ledger"]["denied"] += 1
-            state["ledger"]["denied_tokens"] += tokens
+    state = session.load(context.store, event.session)
+    earlier = state["reads"].get(rel)
+    quick = {"mtime_ns": stat.st_mtime_ns, "size": stat.st_size, "ino": stat.st_ino}
+    if not earlier or any(earlier.get(k) != v for k, v in quick.items()):
+        return None  # the common case decides on a stat alone
+    seen = session.observe(context.project / rel)  # same stat: the content decides (a hash)
+    if seen is None:
+        return None
+    deny = {"e": "deny", "rel": rel, **seen, "count": mode == "deny"}
+    if not session.deny_applies(state, deny):
+        return None
+    offset = session.record(context.store, event.session, deny)
+    # Judged again on the state just before this event, as the fold judges it: two hooks
+    # racing on one file refuse it once.
+    before = session.load(context.store, event.session, before=offset)
+    if not session.deny_applies(before, deny):
+        return None
+    tokens = int(before["reads"][rel].get("tokens", 0))
     from memdir.kernel.fence import neutralise  # only when refusing: a rare, slower path
 
     shown = neutralise(rel)  # a file name is text from the project: shown like memory

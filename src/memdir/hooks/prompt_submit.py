@@ -16,6 +16,7 @@ from __future__ import annotations
 from memdir.hooks.context import Context
 from memdir.hooks.payload import HookEvent, HookResult
 from memdir.kernel import digest, journal, session
+from memdir.kernel.caller import Caller
 from memdir.kernel.errors import MemdirError
 from memdir.kernel.explicit import find_requests
 from memdir.kernel.redact import redact
@@ -40,9 +41,7 @@ def _store_requests(
                 context.handle(),
                 request.text,
                 kind=request.kind,
-                origin="owner",
-                channel="hook",
-                session=event.session,
+                caller=Caller("owner", "hook", event.host, event.session),
                 journal=citation,
             )
         except MemdirError as err:  # the refused text is shown masked: context ends up in files
@@ -66,12 +65,11 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         pass  # a prompt that is empty once private spans are dropped is not journaled
     context.kept()
     notes, stored = _store_requests(event, context, citation)
-    with session.editing(context.store, event.session, context.remaining()) as state:
-        state["prompts"] += 1
-        state["beliefs"] += len(stored)
-        reminders = list(state["reminders"])
-        state["reminders"] = []
-        seen = [*state["injected"], *stored]
+    state = session.load(context.store, event.session)
+    reminders = list(state["reminders"])
+    seen = [*state["injected"], *stored]
+    change = {"e": "prompt", "beliefs": len(stored), "delivered": len(reminders)}
+    session.record(context.store, event.session, change)
     settings = context.settings
     injection = digest.prompt_recall(
         context.index,
@@ -83,7 +81,10 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
     )
     if not injection.text:
         return None
-    with session.editing(context.store, event.session, context.remaining()) as state:
-        state["injected"] = list(dict.fromkeys([*state["injected"], *stored, *injection.ids]))
-        state["ledger"]["injected_tokens"] += estimate_tokens(injection.text)
+    shown = {
+        "e": "inject",
+        "ids": [*stored, *injection.ids],
+        "tokens": estimate_tokens(injection.text),
+    }
+    session.record(context.store, event.session, shown)
     return HookResult(context=injection.text)

@@ -16,19 +16,17 @@ import sys
 from memdir.hooks.context import Context
 from memdir.hooks.payload import HookEvent, HookResult
 from memdir.kernel import session
-from memdir.kernel.clock import now_iso
 
 
 def handle(event: HookEvent, context: Context) -> HookResult | None:
     """Mark the session ended (once per stretch of activity); return nothing."""
-    with session.editing(context.store, event.session, context.remaining()) as state:
-        activity = (state["prompts"], state["tool_calls"], state["starts"])
-        ends = state["ends"]
-        if ends and tuple(ends[-1].get("activity", ())) == activity:
-            return None
-        ends.append(
-            {"at": now_iso(), "reason": event.source or "other", "activity": list(activity)}
-        )
+    offset = session.record(
+        context.store, event.session, {"e": "end", "reason": event.source or "other"}
+    )
+    ends = session.load(context.store, event.session, before=offset)["ends"]
+    after = session.load(context.store, event.session)["ends"]
+    if len(after) == len(ends):
+        return None  # nothing happened since the last end: no second sync
     subprocess.Popen(
         [sys.executable, "-m", "memdir", "sync", "--logs", "--store", str(context.store)],
         stdin=subprocess.DEVNULL,

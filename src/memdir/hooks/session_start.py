@@ -42,18 +42,12 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
     """Update the session's state and return the digest to inject."""
     source = event.source or "startup"
     fresh_context = source in ("compact", "clear")
-    with session.editing(context.store, event.session, context.remaining()) as state:
-        state["starts"] += 1
-        state["source"] = source
-        if fresh_context and not state.get("pending_compact"):
-            state["generation"] += 1  # PreCompact did not run (or this is /clear): evict now
-        state["pending_compact"] = False
-        if source != "resume":
-            state["injected"] = []
-        recent = list(reversed(state["written"]))[:RECENT_FILES]
-        recent += [p for p in reversed(list(state["reads"])) if p not in recent][
-            : RECENT_FILES - len(recent)
-        ]
+    session.record(context.store, event.session, {"e": "start", "source": source})
+    state = session.load(context.store, event.session)
+    recent = list(reversed(state["written"]))[:RECENT_FILES]
+    recent += [p for p in reversed(list(state["reads"])) if p not in recent][
+        : RECENT_FILES - len(recent)
+    ]
     index = context.index
     if not index.list_docs(limit=1) and not index.file_stats():
         _spawn_reindex(context)
@@ -68,7 +62,6 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
     )
     if not injection.text:
         return None
-    with session.editing(context.store, event.session, context.remaining()) as state:
-        state["injected"] = list(dict.fromkeys([*state["injected"], *injection.ids]))
-        state["ledger"]["injected_tokens"] += estimate_tokens(injection.text)
+    shown = {"e": "inject", "ids": injection.ids, "tokens": estimate_tokens(injection.text)}
+    session.record(context.store, event.session, shown)
     return HookResult(context=injection.text)

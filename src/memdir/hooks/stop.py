@@ -20,8 +20,6 @@ from memdir.hooks.payload import HookEvent, HookResult
 from memdir.kernel import journal, session
 from memdir.kernel.errors import MemdirError
 
-LISTED_FILES = 5
-
 
 def handle(event: HookEvent, context: Context) -> HookResult | None:
     """Journal the turn's answer and maybe queue a reminder; return nothing."""
@@ -33,18 +31,7 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
                 context.store, "assistant", event.last_message, session=event.session
             )
     context.kept()
-    with session.editing(context.store, event.session, context.remaining()) as state:
-        written = state["written"]
-        if written and not state["beliefs"] and not state["reminded"]:
-            shown = ", ".join(written[:LISTED_FILES]) + (
-                " …" if len(written) > LISTED_FILES else ""
-            )
-            state["reminders"].append(
-                f"This session changed {len(written)} file(s) ({shown}) and saved no memory. "
-                "If you learned something durable (a decision, a rule the person stated, a "
-                'gotcha), save it: `memdir remember "…" --kind decision|rule|fact`.'
-            )
-            state["reminded"] = True
+    session.record(context.store, event.session, {"e": "stop"})  # the fold queues the reminder
     if event.last_message.strip() and _observer_due(context):
         _spawn_observer(context)
     return None

@@ -1,4 +1,4 @@
-"""What a host is to memdir: where its config lives and which hook events it fires."""
+"""What a host is to the installer: a typed view of one entry of the host table."""
 
 from __future__ import annotations
 
@@ -7,22 +7,50 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True, slots=True)
 class HostSpec:
-    """One coding agent's integration points.
+    """One coding agent's integration points (see :mod:`memdir.kernel.hosttable` for each key).
 
     ``events`` maps memdir's canonical event to the host's own name (missing: the host has no
-    such event, and memdir loses only that feature there). ``settings`` is the hooks file
-    relative to the project, ``mcp`` the MCP config file, ``instructions`` the instruction file
-    that gets memdir's managed block. ``installable`` is False for hosts listed for reference
-    whose installer is not written yet.
+    such event, and memdir loses only that feature there). ``personal`` and ``shared`` say
+    where each kind of install writes (``hooks``, ``mcp``, ``mcp_format``, ``instructions``,
+    ``command``, ``exclude``). ``installable`` is False for hosts listed for reference whose
+    installer is not written yet.
     """
 
     name: str
     title: str
     events: dict[str, str]
-    settings: str = ""
-    mcp: str = ""
-    instructions: str = ""
+    personal: dict[str, object] = field(default_factory=dict)
+    shared: dict[str, object] = field(default_factory=dict)
     timeout_unit: str = "s"  # "s" or "ms": the unit of the host's hook timeout field
     matchers: dict[str, str] = field(default_factory=dict)  # canonical event -> matcher
     installable: bool = False
+    gates: dict[str, tuple[str, ...]] = field(default_factory=dict)  # "any"/"shared" -> steps
+    binary: str = ""
+    mcp_timeout_ms: int = 0
     notes: str = ""
+
+    def scope(self, shared: bool) -> dict[str, object]:
+        """Return where an install of this kind writes (``hooks``, ``mcp``, ``instructions``…)."""
+        return self.shared if shared else self.personal
+
+    def gate_steps(self, shared: bool) -> tuple[str, ...]:
+        """Return what the user must do before the host runs memdir (trust, approval)."""
+        steps = tuple(self.gates.get("any", ()))
+        if shared:
+            steps += tuple(self.gates.get("shared", ()))
+        return steps
+
+    @property
+    def settings(self) -> str:
+        """The shared hooks file (relative to the project)."""
+        return str(self.shared.get("hooks", ""))
+
+    @property
+    def mcp(self) -> str:
+        """The shared MCP config file."""
+        return str(self.shared.get("mcp", ""))
+
+    @property
+    def instructions(self) -> str:
+        """The shared instruction file."""
+        return str(self.shared.get("instructions", ""))

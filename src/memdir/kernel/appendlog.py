@@ -326,3 +326,33 @@ def drop_head(path: Path, size: int, *, wait: float = REWRITE_WAIT_SECONDS) -> R
         return seen > size
 
     return rewrite(path, keep, wait=wait)
+
+
+def rotate(path: Path, target: Path, *, wait: float = APPEND_WAIT_SECONDS) -> bool:
+    """Rename the log ``path`` to ``target`` without losing an append made meanwhile.
+
+    The rename happens under the exclusive lock, so an appender that held the old file finishes
+    its line in it first, and one that waited finds the path gone and creates a new file.
+
+    Args:
+        path: The log file.
+        target: Its new name (same folder); replaced if it exists.
+        wait: Longest wait, in seconds, for appenders; then nothing is renamed.
+
+    Returns:
+        Whether ``path`` was renamed (False: it did not exist, or appenders held it too long).
+
+    Raises:
+        OSError: the folder cannot be written.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | _OPEN_FLAGS | _NOFOLLOW)
+    except FileNotFoundError:
+        return False
+    try:
+        if not _lock(fd, True, wait) or (LOCKING and not _names(path, fd)):
+            return False
+        os.replace(path, target)
+        return True
+    finally:
+        os.close(fd)

@@ -79,14 +79,34 @@ def parse_instant(text: str, *, allow_future: bool = False) -> datetime:
         raise UsageError(
             f"not an ISO-8601 time: {text!r} (expected e.g. 2026-04-16T06:00:00Z)"
         ) from exc
-    if parsed.tzinfo is None:
-        parsed = parsed.astimezone()  # naive means the machine's local time
-    parsed = parsed.astimezone(UTC)
+    parsed = parsed.astimezone(UTC) if parsed.tzinfo else local_to_utc(parsed)
     if not allow_future and parsed > utc_now() + FUTURE_TOLERANCE:
         raise UsageError(
             f"time {format_instant(parsed)} is in the future; check the clock or the value"
         )
     return parsed
+
+
+def local_to_utc(naive: datetime) -> datetime:
+    """Read a naive datetime as the machine's local time and return it as aware UTC.
+
+    Any legal ``TZ`` works, including POSIX offsets of a whole day or more (``TZ=UTC+24``),
+    which :meth:`datetime.astimezone` refuses because a ``timezone`` offset must lie strictly
+    within 24 hours (case B57): those fall back to the C library's ``mktime``.
+
+    Args:
+        naive: A datetime without ``tzinfo``, in local wall-clock time.
+
+    Returns:
+        The same instant as an aware UTC datetime.
+    """
+    try:
+        return naive.astimezone(UTC)
+    except (ValueError, OverflowError):
+        import time
+
+        seconds = time.mktime(naive.timetuple())  # honours any TZ the C library accepts
+        return datetime.fromtimestamp(seconds, UTC).replace(microsecond=naive.microsecond)
 
 
 def day_of(instant_iso: str) -> str:

@@ -9,7 +9,8 @@ into exit codes and messages, in one place. Exit codes are DESIGN §9's::
     │   ├── SecretError                  code "secret"
     │   ├── ProvenanceError              code "provenance"
     │   ├── RejectedBeliefError          code "rejected_belief"
-    │   └── TransitionError              code "invalid_transition"
+    │   ├── TransitionError              code "invalid_transition"
+    │   └── AuthorityError               code "owner_only"    the agent may not do this
     ├── NotFoundError           exit 4   code "not_found"
     │   └── StoreNotFoundError  exit 1   code "no_store"      (an error, not a lookup)
     ├── StoreLayoutError                 code "store_layout"  a store folder links outside it
@@ -71,6 +72,12 @@ class TransitionError(RefusedError):
     """The record's status does not allow this operation (e.g. correcting a superseded record)."""
 
     code = "invalid_transition"
+
+
+class AuthorityError(RefusedError):
+    """Only the owner may do this: purge, rollback, deciding a proposal (DESIGN §4; exit 3)."""
+
+    code = "owner_only"
 
 
 class NotFoundError(MemdirError):

@@ -103,6 +103,9 @@ FALLBACK_EMAIL = "memdir@localhost"
 IGNORED = ["state/", "index.sqlite", "index.sqlite-*", ".*.tmp", "*.tmp", "backups/"]
 """What the store's own ``.gitignore`` keeps out of history: machine-local and derived files."""
 
+Trailers = Sequence[tuple[str, str]]
+"""Git trailers for a commit message: ``(key, value)`` pairs (see :func:`with_trailers`)."""
+
 _FIELD = "\x1f"
 _RECORD = "\x1e"
 
@@ -478,24 +481,7 @@ def _packed_ref(git_dir: Path, ref: str) -> str | None:
     return ""
 
 
-def full_message(message: str, trailers: Sequence[str] = ()) -> str:
-    """Return a commit message with ``trailers`` (``Key: value`` lines) appended as a block.
-
-    Args:
-        message: Subject, optionally a blank line and a body.
-        trailers: Lines such as ``Memdir-Channel: cli``; empty ones are skipped.
-
-    Returns:
-        The message, ending without a newline.
-    """
-    text = message.strip()
-    lines = [t.replace("\n", " ").strip() for t in trailers if t and t.strip()]
-    if lines:
-        text += ("\n" if "\n\n" in text else "\n\n") + "\n".join(lines)
-    return text
-
-
-def commit(store: Path, paths: list[str], message: str, *, trailers: Sequence[str] = ()) -> str:
+def commit(store: Path, paths: list[str], message: str, *, trailers: Trailers = ()) -> str:
     """Commit ``paths`` (added, changed or deleted, relative to the store) as they are on disk.
 
     The commit is built in memdir's own index file, a copy of the last commit's tree plus
@@ -512,7 +498,9 @@ def commit(store: Path, paths: list[str], message: str, *, trailers: Sequence[st
         store: The store folder.
         paths: Store-relative files or folders to commit.
         message: The commit message (subject, blank line, details).
-        trailers: Further ``Key: value`` lines for the message's trailer block.
+        trailers: ``(key, value)`` pairs, e.g. ``("Memdir-Origin", "agent")``, ending the
+            message as git trailers: who made the commit and through which channel
+            (:func:`with_trailers`).
 
     Returns:
         The new commit's hash.
@@ -521,6 +509,7 @@ def commit(store: Path, paths: list[str], message: str, *, trailers: Sequence[st
         GitStateError: the store's git is in a state memdir does not commit in (nothing done).
         GitError: a git step failed; nothing was committed and nothing is staged.
     """
+    message = with_trailers(message, trailers)
     remove_stale_locks(store)
     check_writable(store)
     gitdir = git_dir(store)
@@ -550,7 +539,7 @@ def commit(store: Path, paths: list[str], message: str, *, trailers: Sequence[st
                 input_bytes=listed, env=own, config=OWN_INDEX,
             )  # fmt: skip
         tree = run_git(store, "write-tree", env=own, config=OWN_INDEX).stdout.decode().strip()
-        new = _commit_tree(store, tree, parent, full_message(message, trailers))
+        new = _commit_tree(store, tree, parent, message.strip())
         subject = message.strip().splitlines()[0] if message.strip() else ""
         # Compare-and-swap: refused if HEAD moved since it was read (a commit a person made
         # in between is never silently dropped).
@@ -732,6 +721,8 @@ def revert_contents(store: Path, commit_hash: str) -> dict[str, bytes | None]:
     since the commit is merged three ways (``git merge-file``); a file already back as it was
     is left out.
 
+    ``trailers`` end the message as in :func:`commit`.
+
     Raises:
         GitError: a later change to the same file conflicts with undoing this one.
     """
@@ -872,3 +863,18 @@ def dirty_paths(store: Path, under: str = "records") -> list[str]:
         if len(item) > 3:
             paths.append(item[3:])
     return paths
+
+
+# --- commit trailers (who made a commit; DESIGN §4) -------------------------------------------
+
+
+def with_trailers(message: str, trailers: Trailers) -> str:
+    """Return ``message`` ending in a paragraph of ``Key: value`` git trailers.
+
+    Keys and values are the caller's (:meth:`memdir.kernel.caller.Caller.trailers` makes them
+    one-line); with no trailers the message is returned unchanged.
+    """
+    if not trailers:
+        return message
+    block = "\n".join(f"{key}: {value}" for key, value in trailers)
+    return f"{message.rstrip()}\n\n{block}"

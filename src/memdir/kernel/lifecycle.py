@@ -13,6 +13,12 @@ order: provenance, then the secret scan, then the near-duplicate check, then the
   ``superseded`` with ``superseded_by`` and the reason. One commit holds both.
 - **reject** / **forget** / **accept** change a status along
   :data:`memdir.kernel.model.TRANSITIONS`; repeating one is a no-op, not an error.
+- **Authority** (DESIGN §4): every operation takes the :class:`~memdir.kernel.caller.Caller`
+  its edge built, and its commit carries the caller as git trailers. A caller that is not the
+  owner may correct, reject or forget its own records; on the owner's record
+  (:func:`memdir.kernel.authority.owned_by_owner`) the change becomes a proposal for the owner
+  to decide in review, and the record is left as it is. A near-duplicate the agent remembers
+  of an owner's record leaves that record unchanged too.
 
 Records are re-read from their files before every change (never from the index alone), so a
 hand edit made since the last index update is kept. The kernel reads memdir's canonical files
@@ -29,9 +35,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memdir.kernel import txn
+from memdir.kernel import authority, txn
+from memdir.kernel.authority import Proposal
+from memdir.kernel.caller import Caller
 from memdir.kernel.clock import now_iso, today_iso
 from memdir.kernel.errors import (
+    AuthorityError,
     NotFoundError,
     ProvenanceError,
     RecordParseError,
@@ -83,6 +92,7 @@ class Written:
     changed: bool  # anything was written at all (False for a repeated reject, say)
     previous: Record | None = None  # the superseded record, for correct
     note: str = ""  # one line for the person: what happened
+    proposal: Proposal | None = None  # set when the change became a proposal (nothing changed)
 
 
 # --- input checks ----------------------------------------------------------------------------
@@ -276,6 +286,7 @@ def remember(
     journal: str | None = None,
     observed_at: str | None = None,
     extra: tuple[tuple[str, str], ...] = (),
+    caller: Caller | None = None,
 ) -> Written:
     """Store one belief, or update its near-duplicate (see the module docstring).
 
@@ -296,6 +307,8 @@ def remember(
         observed_at: When it was observed (date or instant); today when ``None``.
         extra: Further front matter keys with their raw YAML text (bug records keep their
             signature and occurrences here).
+        caller: Who is acting; when given, its origin, channel and session replace
+            ``origin``, ``channel`` and ``session``.
 
 
     Returns:
@@ -309,6 +322,8 @@ def remember(
         UsageError: bad kind, importance, status or text.
         LockTimeoutError, GitError, OSError: from the write.
     """
+    caller = caller or Caller(origin, channel, session=session)
+    origin, channel, session = caller.origin, caller.channel, caller.session
     check_origin(origin)
     text = clean_text(text)
     body = strip_private(body)
@@ -343,8 +358,7 @@ def remember(
                 return _confirm(
                     handle,
                     doc["id"],
-                    origin,
-                    channel,
+                    caller,
                     alias_list,
                     tag_list,
                     link_list,
@@ -382,6 +396,7 @@ def remember(
             handle.index,
             [txn.Change(relative_path(record), record)],
             _message("remember", record.id, None, kind=kind, origin=origin, channel=channel),
+            trailers=caller.trailers(),
         )
         return Written(record, created=True, changed=True, note=f"remembered {record.id}")
 
@@ -389,8 +404,7 @@ def remember(
 def _confirm(
     handle: Handle,
     record_id: str,
-    origin: str,
-    channel: str,
+    caller: Caller,
     aliases: tuple[str, ...],
     tags: tuple[str, ...],
     links: tuple[str, ...],
@@ -398,7 +412,15 @@ def _confirm(
     body: str,
     status: str,
 ) -> Written:
+    origin, channel = caller.origin, caller.channel
     old, rel = load(handle, record_id)
+    if not caller.is_owner and authority.owned_by_owner(old):
+        return Written(  # the owner's record is the owner's: the agent saying it again adds nothing
+            old,
+            created=False,
+            changed=False,
+            note=f"already known: {old.id} (the owner's record; left as the owner wrote it)",
+        )
     promote = old.status == "candidate" and status == "active"
     new = dataclasses.replace(
         old,
@@ -420,6 +442,7 @@ def _confirm(
         handle.index,
         [txn.Change(rel, new)],
         _message("remember", old.id, "near-duplicate, updated", origin=origin, channel=channel),
+        trailers=caller.trailers(),
     )
     return Written(new, created=False, changed=True, note=note)
 
@@ -433,11 +456,16 @@ def correct(
     origin: str = "owner",
     channel: str = "cli",
     session: str | None = None,
+    caller: Caller | None = None,
 ) -> Written:
     """Supersede a record with a corrected one (one commit holds both changes).
 
+    ``caller`` (when given) replaces ``origin``, ``channel`` and ``session``. A caller that
+    is not the owner correcting the owner's record makes a proposal instead (module docstring).
+
     Returns:
-        :class:`Written` with the new record and ``previous`` the superseded one.
+        :class:`Written` with the new record and ``previous`` the superseded one; for a
+        proposal, the record unchanged, ``changed`` False and ``proposal`` set.
 
     Raises:
         NotFoundError: no such record.
@@ -447,6 +475,8 @@ def correct(
         UsageError: the new text is empty or the same as the old.
         ProvenanceError, SecretError, LockTimeoutError, GitError, OSError.
     """
+    caller = caller or Caller(origin, channel, session=session)
+    origin, channel, session = caller.origin, caller.channel, caller.session
     check_origin(origin)
     text = clean_text(text)
     check_text(text)
@@ -463,6 +493,8 @@ def correct(
             handle.index, text, handle.manifest.near_duplicate, ("rejected",)
         ):
             raise RejectedBeliefError(f"refused: the correction repeats rejected {doc['id']}")
+        if not caller.is_owner and authority.owned_by_owner(old):
+            return _proposed(handle, "correct", old, caller, text=text, reason=reason)
         now = now_iso()
         new = Record(
             id=mint_id(old.kind),
@@ -491,6 +523,7 @@ def correct(
             handle.index,
             [txn.Change(relative_path(new), new), txn.Change(rel, retired)],
             _message("correct", f"{old.id} -> {new.id}", reason, origin=origin, channel=channel),
+            trailers=caller.trailers(),
         )
         return Written(
             new, created=True, changed=True, previous=retired, note=f"{new.id} supersedes {old.id}"
@@ -503,6 +536,7 @@ def update(
     *,
     op: str,
     reason: str | None = None,
+    caller: Caller | None = None,
     **fields: Any,
 ) -> Written:
     """Change fields of a record in place (bug occurrences, tags), one commit, no status change.
@@ -529,6 +563,7 @@ def update(
             handle.index,
             [txn.Change(rel, new)],
             _message(op, old.id, reason, origin=new.origin),
+            trailers=caller.trailers() if caller else (),
         )
         return Written(new, created=False, changed=True, note=f"{op}: {old.id} updated")
 
@@ -542,10 +577,14 @@ def set_status(
     op: str,
     origin: str = "owner",
     channel: str = "cli",
+    caller: Caller | None = None,
 ) -> Written:
     """Move a record to ``status`` (``rejected``, ``forgotten``, ``active``) with a reason.
 
-    Repeating a change already made returns ``changed=False`` and writes nothing.
+    Repeating a change already made returns ``changed=False`` and writes nothing. ``caller``
+    (when given) replaces ``origin`` and ``channel``. A caller that is not the owner rejecting
+    or forgetting the owner's record makes a proposal instead (``proposal`` set, nothing
+    changed); accepting candidates is the owner's (review) or the observer's (corroboration).
 
     Raises:
         NotFoundError: no such record.
@@ -553,6 +592,8 @@ def set_status(
         SecretError: the reason holds a secret.
         LockTimeoutError, GitError, OSError: from the write.
     """
+    caller = caller or Caller(origin, channel)
+    origin, channel = caller.origin, caller.channel
     reason = clean_reason(reason)
     with store_lock(handle.store, op, handle.lock_timeout_seconds, queue=handle.lock_queue):
         txn.recover(handle.store, handle.index)
@@ -564,11 +605,34 @@ def set_status(
                 f"; it was superseded by {old.superseded_by}" if old.superseded_by else ""
             ) + " (`memdir rollback` undoes a change)"
             raise TransitionError(f"cannot {op} {old.id}: it is {old.status}{hint}")
+        if not caller.is_owner and authority.owned_by_owner(old):
+            if op not in authority.PROPOSAL_OPS:
+                raise AuthorityError(f"refused: {op} of the owner's record {old.id} is the owner's")
+            return _proposed(handle, op, old, caller, reason=reason)
         new = dataclasses.replace(old, status=status, reason=reason, updated_at=now_iso())
         txn.apply(
             handle.store,
             handle.index,
             [txn.Change(rel, new)],
             _message(op, old.id, reason, origin=origin, channel=channel),
+            trailers=caller.trailers(),
         )
         return Written(new, created=False, changed=True, note=f"{op}: {old.id} is now {status}")
+
+
+def _proposed(
+    handle: Handle,
+    op: str,
+    old: Record,
+    caller: Caller,
+    *,
+    text: str | None = None,
+    reason: str | None = None,
+) -> Written:
+    """Write a proposal to ``op`` the owner's record ``old``; the record is not changed."""
+    proposal = authority.propose(handle.store, op, old, caller, text=text, reason=reason)
+    note = (
+        f"{authority.PROPOSED_NOTE} ({proposal.id}); {old.id} is the owner's record and is "
+        "unchanged until the owner accepts"
+    )
+    return Written(old, created=False, changed=False, note=note, proposal=proposal)

@@ -28,7 +28,6 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -79,7 +78,7 @@ def apply(
     changes: list[Change],
     message: str,
     *,
-    trailers: Sequence[str] = (),
+    trailers: gitio.Trailers = (),
 ) -> None:
     """Write ``changes`` as one commit and index them; the caller holds the store lock.
 
@@ -88,7 +87,8 @@ def apply(
         index: Its open index.
         changes: The files of this one logical write.
         message: The commit message.
-        trailers: Further ``Key: value`` lines for the commit message's trailer block.
+        trailers: Who made the change (:meth:`memdir.kernel.caller.Caller.trailers`), ending
+            the commit message; a replay by :func:`recover` keeps them.
 
     Raises:
         GitStateError: the store's git is mid-merge, detached…; nothing was written.
@@ -109,7 +109,7 @@ def apply_texts(
     texts: dict[str, str | None],
     message: str,
     *,
-    trailers: Sequence[str] = (),
+    trailers: gitio.Trailers = (),
 ) -> None:
     """Write files (``None`` deletes one) as one commit, all or nothing; see :func:`apply`.
 
@@ -121,7 +121,7 @@ def apply_texts(
     gitio.check_writable(store)  # refused before any file is touched
     durable = _contained(texts)  # only record files can be replayed after a crash
     if durable:
-        intent = {"message": message, "files": texts, "trailers": list(trailers)}
+        intent = {"message": message, "files": texts, "trailers": [list(t) for t in trailers]}
         write_atomic(_intent_path(store), json.dumps(intent, ensure_ascii=False).encode("utf-8"))
     try:
         _replay(store, index, texts, message, trailers=trailers)
@@ -164,7 +164,7 @@ def _replay(
     texts: dict[str, str | None],
     message: str,
     *,
-    trailers: Sequence[str] = (),
+    trailers: gitio.Trailers = (),
     recovering: bool = False,
 ) -> None:
     """Write the files and commit them; on a git failure put every file back as it was.
@@ -218,7 +218,7 @@ def recover(store: Path, index: Index) -> bool:
         intent = json.loads(path.read_text(encoding="utf-8"))
         texts = intent["files"]
         message = str(intent["message"])
-        trailers = [str(t) for t in intent.get("trailers", [])]
+        trailers = _trailers(intent.get("trailers"))
     except FileNotFoundError:
         return False
     except (ValueError, KeyError, TypeError, OSError):
@@ -249,3 +249,18 @@ def recover(store: Path, index: Index) -> bool:
             raise GitStateError(text, state=err.state) from err
         raise GitError(text) from err
     return True
+
+
+def _trailers(value: object) -> tuple[tuple[str, str], ...]:
+    """Return an intent's trailers: pairs of one-line strings; anything else is dropped."""
+    if not isinstance(value, list):
+        return ()
+    pairs = []
+    for item in value:
+        if (
+            isinstance(item, list)
+            and len(item) == 2
+            and all(isinstance(x, str) and x and "\n" not in x for x in item)
+        ):
+            pairs.append((item[0], item[1]))
+    return tuple(pairs)

@@ -25,6 +25,7 @@ from io import TextIOWrapper
 from typing import TYPE_CHECKING, Any, cast
 
 import anyio
+import anyio.to_thread
 
 from memdir.kernel.redact import redact
 
@@ -41,6 +42,12 @@ INVALID_PARAMS = -32602
 LOGGED_CHARS = 200
 """Most characters of a bad line repeated in the log (a 100 KB id must not flood stderr)."""
 
+
+REQUEST_CANCELLED = -32800
+"""The reply to a request its client cancelled before it ran (the code LSP gives it)."""
+
+READ_BYTES = 1 << 16
+"""Most bytes read from stdin at once."""
 
 DRAIN_SECONDS = 60.0
 """Longest wait, after the client closes stdin, for the requests it sent to be answered."""
@@ -128,32 +135,87 @@ def check_line(line: str) -> tuple[bool, str | None]:
 
 
 class CheckedLines:
-    """The client's lines, with malformed ones answered here instead of passed on."""
+    """The client's lines, with malformed ones answered here instead of passed on.
 
-    def __init__(self, source: anyio.AsyncFile[str], replies: SerialWriter) -> None:
+    Lines are read in chunks straight from the descriptor, so every line the client has
+    already sent is seen before any of them is passed on: a request followed at once by its
+    ``notifications/cancelled`` (case B54) never reaches a tool. It is answered here with
+    :data:`REQUEST_CANCELLED` and writes nothing. A cancel that arrives later is passed to the
+    SDK, which stops the call if its tool has not started yet and never answers it; either way
+    the end of input no longer waits for an answer that will not come.
+    """
+
+    def __init__(self, source: int, replies: SerialWriter) -> None:
         self._source = source
         self._replies = replies
+        self.cancelled: set[Any] = set()
+
+    async def _chunks(self) -> AsyncIterator[list[str]]:
+        """Yield the complete lines of each read from the descriptor (the rest at EOF)."""
+        pending = b""
+        while True:
+            chunk = await anyio.to_thread.run_sync(os.read, self._source, READ_BYTES)
+            if not chunk:
+                if pending:
+                    yield [pending.decode("utf-8", "replace")]
+                return
+            pending += chunk
+            if b"\n" not in chunk:
+                continue
+            whole, _, pending = pending.rpartition(b"\n")
+            yield [line.decode("utf-8", "replace") + "\n" for line in whole.split(b"\n")]
 
     async def __aiter__(self) -> AsyncIterator[str]:
-        """Yield each valid line; answer each malformed request on the wire.
+        """Yield each valid line; answer each malformed or already-cancelled request.
 
         When the client closes stdin (``echo … | memdir serve``), the SDK would end the session
         at once and drop the calls still running; instead the end is held back until every
-        request passed on has its response, for at most :data:`DRAIN_SECONDS`.
+        request passed on has its response (cancelled ones excepted), for at most
+        :data:`DRAIN_SECONDS`.
         """
         asked: set[Any] = set()
-        async for line in self._source:
-            ok, reply = check_line(line)
-            if ok:
+        async for lines in self._chunks():
+            checked = [(line, *check_line(line)) for line in lines]
+            ahead = {
+                _key(rid)
+                for line, ok, _ in checked
+                if ok and (rid := _cancelled_id(line)) is not None
+            }
+            for line, ok, reply in checked:
+                if not ok:
+                    if reply is not None:
+                        await self._replies.write(reply)
+                    continue
                 request = json.loads(line)
                 if isinstance(request, dict) and "method" in request and "id" in request:
-                    asked.add(_key(request["id"]))
+                    key = _key(request["id"])
+                    if key in ahead:  # cancelled before it could run: answered, never started
+                        self.cancelled.add(key)
+                        await self._replies.write(
+                            _error(request["id"], REQUEST_CANCELLED, "Request cancelled")
+                        )
+                        continue
+                    asked.add(key)
+                cancelled = _cancelled_id(line)
+                if cancelled is not None:
+                    self.cancelled.add(_key(cancelled))
+                    if _key(cancelled) in ahead and _key(cancelled) not in asked:
+                        continue  # its request was answered here; the SDK never saw it
                 yield line
-            elif reply is not None:
-                await self._replies.write(reply)
         with anyio.move_on_after(DRAIN_SECONDS):
-            while not asked <= self._replies.answered:
+            while not asked - self.cancelled <= self._replies.answered:
                 await self._replies.changed.wait()
+
+
+def _cancelled_id(line: str) -> Any:
+    """Return the request id a ``notifications/cancelled`` line names, else ``None``."""
+    if "notifications/cancelled" not in line:
+        return None
+    message = json.loads(line)
+    if not isinstance(message, dict) or message.get("method") != "notifications/cancelled":
+        return None
+    params = message.get("params")
+    return params.get("requestId") if isinstance(params, dict) else None
 
 
 def _key(request_id: Any) -> Any:
@@ -186,12 +248,9 @@ def serve_stdio(server: MCPServer) -> None:
 async def _serve(server: MCPServer, wire_in: int, wire_out: int) -> None:
     from mcp.server.stdio import stdio_server
 
-    reader = TextIOWrapper(
-        os.fdopen(wire_in, "rb", closefd=False), encoding="utf-8", errors="replace"
-    )
     writer = TextIOWrapper(os.fdopen(wire_out, "wb", closefd=False), encoding="utf-8")
     replies = SerialWriter(anyio.wrap_file(writer))
-    lines = CheckedLines(anyio.wrap_file(reader), replies)
+    lines = CheckedLines(wire_in, replies)
     async with stdio_server(
         stdin=cast("anyio.AsyncFile[str]", lines), stdout=cast("anyio.AsyncFile[str]", replies)
     ) as (read_stream, write_stream):

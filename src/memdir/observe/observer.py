@@ -26,6 +26,7 @@ from typing import Any
 
 from memdir.kernel import jsonl, lifecycle
 from memdir.kernel.atomic import write_text_atomic
+from memdir.kernel.caller import OBSERVER, Caller
 from memdir.kernel.errors import JournalOffsetError, LockTimeoutError, MemdirError, RefusedError
 from memdir.kernel.journal import journal_files
 from memdir.kernel.lifecycle import Handle
@@ -122,8 +123,7 @@ def _propose(
                 "active",
                 reason=f"corroborated by sessions {sessions}",
                 op="promote",
-                origin="observer",
-                channel="observer",
+                caller=OBSERVER,
             )
             observed.promoted.append(done.record.id)
             return
@@ -131,10 +131,8 @@ def _propose(
             handle,
             text,
             kind=kind,
-            origin="observer",
-            channel="observer",
+            caller=Caller("observer", "observer", session=turn.session or None),
             status="candidate",
-            session=turn.session or None,
             journal=citation,
             importance=importance,
         )

@@ -264,9 +264,7 @@ def import_files(store: Path, paths: list[Path], source: str) -> Imported:
     finally:
         dedup.close()
     for session_id, usage in ledgers.items():
-        with session.editing(store, session_id, 30.0) as state:
-            for name, amount in usage.items():
-                state["ledger"][name] = state["ledger"].get(name, 0) + amount
+        session.record(store, session_id, {"e": "ledger", "add": dict(usage)})
     return result
 
 

@@ -3,7 +3,12 @@
 Each function takes a store folder and plain values, opens the store (bringing its index up
 to date with a stat scan), does one thing, and returns a value with ``to_json()``. Nothing here
 prints or reads ``argv``; errors are :class:`memdir.kernel.errors.MemdirError` subclasses.
-Origin is always decided by the caller's channel (DESIGN §4), passed in as ``origin``.
+Who is acting is decided at the edge (DESIGN §4) and passed in as ``caller``
+(:class:`memdir.kernel.caller.Caller`); where a function takes ``caller=None`` it is decided from
+this process's environment as the CLI does (:func:`memdir.kernel.caller.cli_caller`), so a
+script run in an agent's shell is the agent too. The lifecycle turns a change the agent asks
+for on the owner's record into a proposal (``Written.proposal``); purge and rollback refuse
+anyone but the owner (:mod:`memdir.kernel.authority`).
 """
 
 from __future__ import annotations
@@ -15,8 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memdir.kernel import gitio, lifecycle, paths
+from memdir.kernel import authority, gitio, lifecycle, paths
 from memdir.kernel import journal as journal_mod
+from memdir.kernel.caller import Caller, cli_caller
 from memdir.kernel.errors import MemdirError, NotFoundError, UsageError
 from memdir.kernel.ids import check_id
 from memdir.kernel.index import doc_record
@@ -65,19 +71,26 @@ def _explained(store: Path, err: NotFoundError) -> NotFoundError:
 # --- init ------------------------------------------------------------------------------------
 
 
-def init(cwd: Path, *, store: Path | None = None, user: bool = False) -> Initialised:
+def init(
+    cwd: Path, *, store: Path | None = None, user: bool = False, caller: Caller | None = None
+) -> Initialised:
     """Create the project store for ``cwd`` (or ``store``, or the user store); idempotent.
+
+    ``caller`` (default: from this process's environment) is recorded on the first commit.
 
     Raises:
         GitError: git is missing or failed.
         OSError: the folder cannot be created.
     """
+    trailers = (caller or cli_caller()).trailers()
     if user:
-        return setup.init_store(store or paths.user_store_dir(), scope="user")
+        return setup.init_store(store or paths.user_store_dir(), scope="user", trailers=trailers)
     if store is not None:
-        return setup.init_store(store, scope="project")
+        return setup.init_store(store, scope="project", trailers=trailers)
     project = paths.project_root_for(cwd)
-    return setup.init_store(project / paths.STORE_DIRNAME, scope="project", project=project)
+    return setup.init_store(
+        project / paths.STORE_DIRNAME, scope="project", project=project, trailers=trailers
+    )
 
 
 # --- lifecycle -------------------------------------------------------------------------------
@@ -292,10 +305,19 @@ def diff(store: Path, record_id: str) -> history.Diff:
         return history.diff(handle, record_id)
 
 
-def rollback(store: Path, commit: str, *, yes: bool) -> history.RolledBack:
-    """Undo one commit with a revert commit."""
+def rollback(
+    store: Path, commit: str, *, yes: bool, caller: Caller | None = None
+) -> history.RolledBack:
+    """Undo one commit with a revert commit; the owner's alone.
+
+    Raises:
+        AuthorityError: ``caller`` is not the owner (the attempt is recorded; nothing changes).
+        UsageError, NotFoundError, GitError: see :func:`memdir.store.history.rollback`.
+    """
+    caller = caller or cli_caller()
+    authority.refuse_unless_owner(store, "rollback", commit, caller, "changes what memory holds")
     with opened(store) as handle:
-        return history.rollback(handle, commit, yes=yes)
+        return history.rollback(handle, commit, yes=yes, caller=caller)
 
 
 def graph(store: Path, record_id: str, depth: int = 1) -> graph_mod.Graph:
@@ -335,9 +357,16 @@ def health(store: Path) -> Any:
     return check(store)
 
 
-def purge(store: Path, record_id: str, *, yes: bool) -> Any:
-    """Erase a record's text from the working tree, index, logs and history."""
+def purge(store: Path, record_id: str, *, yes: bool, caller: Caller | None = None) -> Any:
+    """Erase a record's text from the working tree, index, logs and history; the owner's alone.
+
+    Raises:
+        AuthorityError: ``caller`` is not the owner (the attempt is recorded; nothing changes).
+        UsageError, NotFoundError, GitError: see :func:`memdir.store.purge.purge`.
+    """
     from memdir.store.purge import purge as purge_record
 
+    caller = caller or cli_caller()
+    authority.refuse_unless_owner(store, "purge", record_id, caller, "rewrites history")
     with opened(store) as handle:
-        return purge_record(handle, record_id, yes=yes)
+        return purge_record(handle, record_id, yes=yes, caller=caller)

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memdir.kernel import journal, lifecycle, manifest
-from memdir.kernel.errors import UsageError
+from memdir.kernel import authority, journal, lifecycle, manifest
+from memdir.kernel.authority import Proposal
+from memdir.kernel.caller import Caller, cli_caller
+from memdir.kernel.errors import AuthorityError, UsageError
 from memdir.kernel.lifecycle import Handle, Written
+from memdir.kernel.lock import store_lock
 from memdir.observe import llm, observer, transcripts
 from memdir.service import opened
 from memdir.service.project import project_root
@@ -44,44 +48,162 @@ def _candidate(handle: Handle, record_id: str) -> None:
         )
 
 
-def review_accept(store: Path, record_id: str, *, origin: str) -> Written:
+def _reviewer(origin: str, caller: Caller | None) -> Caller:
+    """Return the reviewing caller; only the owner reviews (DESIGN §4).
+
+    Raises:
+        AuthorityError: the caller is not the owner.
+    """
+    caller = caller or Caller(origin, "cli")
+    if not caller.is_owner:
+        raise AuthorityError(
+            f"refused: only the owner reviews, in their own terminal; this is the "
+            f"{caller.describe()}"
+        )
+    return caller
+
+
+def review_accept(
+    store: Path, record_id: str, *, origin: str = "owner", caller: Caller | None = None
+) -> Written:
     """Make a candidate an active belief.
 
     Raises:
+        AuthorityError: the caller is not the owner.
         NotFoundError: no such record.
         UsageError: the record is not a candidate.
     """
+    caller = _reviewer(origin, caller)
     with opened(store) as handle:
         _candidate(handle, record_id)
         return lifecycle.set_status(
-            handle, record_id, "active", reason="accepted in review", op="accept", origin=origin
+            handle, record_id, "active", reason="accepted in review", op="accept", caller=caller
         )
 
 
-def review_reject(store: Path, record_id: str, reason: str, *, origin: str) -> Written:
+def review_reject(
+    store: Path,
+    record_id: str,
+    reason: str,
+    *,
+    origin: str = "owner",
+    caller: Caller | None = None,
+) -> Written:
     """Reject a candidate: it is never recalled and never proposed again.
 
     Raises:
+        AuthorityError: the caller is not the owner.
         NotFoundError: no such record.
         UsageError: the record is not a candidate.
     """
+    caller = _reviewer(origin, caller)
     with opened(store) as handle:
         _candidate(handle, record_id)
         return lifecycle.set_status(
-            handle, record_id, "rejected", reason=reason, op="reject", origin=origin
+            handle, record_id, "rejected", reason=reason, op="reject", caller=caller
         )
 
 
-def review_edit(store: Path, record_id: str, text: str, *, origin: str) -> Written:
+def review_edit(
+    store: Path, record_id: str, text: str, *, origin: str = "owner", caller: Caller | None = None
+) -> Written:
     """Accept a candidate with new wording: a corrected, active record supersedes it.
 
     Raises:
+        AuthorityError: the caller is not the owner.
         NotFoundError: no such record.
         UsageError: the record is not a candidate, or the text is refused.
     """
+    caller = _reviewer(origin, caller)
     with opened(store) as handle:
         _candidate(handle, record_id)
-        return lifecycle.correct(handle, record_id, text, reason="edited in review", origin=origin)
+        return lifecycle.correct(handle, record_id, text, reason="edited in review", caller=caller)
+
+
+# --- proposals (the agent's requested changes to the owner's records) ------------------------
+
+
+def proposals_pending(store: Path) -> list[dict[str, Any]]:
+    """Return the proposals awaiting the owner, oldest first, each with its record's state.
+
+    Each item is the proposal's JSON plus ``current``: the target record's ``text`` and
+    ``status`` now (``None`` when the record is gone).
+    """
+    out = []
+    with opened(store) as handle:
+        for proposal in authority.pending(store):
+            doc = handle.index.get_doc(proposal.record)
+            current = {"text": doc["text"], "status": doc["status"]} if doc else None
+            out.append({**proposal.to_json(), "current": current})
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Decided:
+    """A proposal the owner accepted or declined, and what accepting it wrote."""
+
+    proposal: Proposal
+    written: Written | None
+
+    def to_json(self) -> dict[str, Any]:
+        """Return ``{"proposal": …, "record": … | null}``."""
+        return {
+            "proposal": self.proposal.to_json(),
+            "record": self.written.record.to_json() if self.written else None,
+        }
+
+
+def proposal_accept(store: Path, proposal_id: str, *, caller: Caller) -> Decided:
+    """Apply a pending proposal with the owner's authority, then mark it accepted.
+
+    The change (correct, reject or forget) is made by ``caller`` (the owner) and its reason
+    names the proposal and who made it; a second commit marks the proposal accepted.
+
+    Raises:
+        AuthorityError: the caller is not the owner.
+        NotFoundError: no such proposal, or its record is gone.
+        UsageError: it was already decided.
+        TransitionError: the record changed since (e.g. it was superseded); decline it instead.
+    """
+    caller = _reviewer(caller.origin, caller)
+    with opened(store) as handle, store_lock(store, "review"):
+        proposal = _pending(store, proposal_id)
+        reason = f"{proposal.reason or proposal.op} (proposal {proposal.id} by the "
+        reason += f"{proposal.by.describe()}, accepted by the owner)"
+        if proposal.op == "correct":
+            written = lifecycle.correct(
+                handle, proposal.record, proposal.text or "", reason=reason, caller=caller
+            )
+        else:
+            status = "rejected" if proposal.op == "reject" else "forgotten"
+            written = lifecycle.set_status(
+                handle, proposal.record, status, reason=reason, op=proposal.op, caller=caller
+            )
+        outcome = written.note or "applied"
+        return Decided(authority.decide(store, proposal, "accepted", caller, outcome), written)
+
+
+def proposal_decline(store: Path, proposal_id: str, reason: str, *, caller: Caller) -> Decided:
+    """Decline a pending proposal: its record stays exactly as it is.
+
+    Raises:
+        AuthorityError: the caller is not the owner.
+        NotFoundError: no such proposal.
+        UsageError: it was already decided.
+        SecretError: the reason holds a secret.
+    """
+    caller = _reviewer(caller.origin, caller)
+    reason = lifecycle.clean_reason(reason) or "declined in review"
+    with store_lock(store, "review"):
+        proposal = _pending(store, proposal_id)
+        return Decided(authority.decide(store, proposal, "declined", caller, reason), None)
+
+
+def _pending(store: Path, proposal_id: str) -> Proposal:
+    proposal = authority.load(store, proposal_id)
+    if proposal.status != "pending":
+        raise UsageError(f"{proposal.id} was already {proposal.status} ({proposal.decided_at})")
+    return proposal
 
 
 def pending_threads(store: Path, within_minutes: float | None = None) -> list[dict[str, Any]]:
@@ -137,9 +259,59 @@ def export_records(store: Path, statuses: list[str]) -> list[str]:
         return list(bulk.export_lines(handle, statuses))
 
 
-def import_records(store: Path, path: Path) -> Any:
-    """Import records from a JSON Lines file (``memdir export`` output), one commit."""
+def import_records(store: Path, path: Path, *, caller: Caller | None = None) -> Any:
+    """Import records from a JSON Lines file (``memdir export`` output), one commit.
+
+    The records get origin ``import``; the commit names ``caller`` (default: from this
+    process's environment), who ran the import.
+    """
     from memdir.store import bulk
 
+    trailers = (caller or cli_caller()).trailers()
     with opened(store) as handle:
-        return bulk.import_lines(handle, bulk.read_jsonl(path))
+        return bulk.import_lines(handle, bulk.read_jsonl(path), trailers=trailers)
+
+
+def import_from(
+    store: Path, fmt: str, path: Path, *, dry_run: bool = False, caller: Caller | None = None
+) -> Any:
+    """Import another tool's memory at ``path`` (``--from fmt``); one commit, or a dry run.
+
+    Args:
+        store: The store folder.
+        fmt: A name in :data:`memdir.importers.FORMATS`.
+        path: The source: a folder or file, as the format expects.
+        dry_run: Count what would be created, refused and skipped; write nothing.
+        caller: Who runs the import (default: from this process's environment).
+
+    Returns:
+        :class:`memdir.store.bulk.SourceImported`.
+
+    Raises:
+        UsageError: unknown format, or ``path`` is not such a source.
+        LockTimeoutError, GitError: from the write.
+    """
+    from memdir import importers
+    from memdir.store import bulk
+
+    trailers = (caller or cli_caller()).trailers()
+    with opened(store) as handle:
+        items = importers.read(fmt, path, scope=handle.manifest.scope)
+        first = next(items, None)  # a bad source fails here, before the store lock
+        chained = items if first is None else _chain(first, items)
+        return bulk.import_planned(handle, chained, fmt=fmt, dry_run=dry_run, trailers=trailers)
+
+
+def _chain(first: Any, rest: Any) -> Any:
+    """Yield ``first`` then ``rest``; a bug record gets memdir's error signature on the way."""
+    import dataclasses
+    import itertools
+    import json
+
+    for one in itertools.chain((first,), rest):
+        record = one.record
+        if record is not None and record.kind == "bug":
+            sig = (("signature", " " + json.dumps(bugs.signature(record.text))),)
+            record = dataclasses.replace(record, extra=sig + record.extra)
+            one = dataclasses.replace(one, record=record)
+        yield one

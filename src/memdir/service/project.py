@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 from memdir.hosts import HOSTS, get_host
 from memdir.hosts import install as installer
 from memdir.kernel import anatomy, appendlog, gitio, jsonl, manifest, paths, session
+from memdir.kernel.caller import Caller, cli_caller
 from memdir.kernel.errors import MemdirError, NotFoundError
 from memdir.kernel.hookio import CANONICAL_EVENTS
 from memdir.kernel.lock import store_lock
@@ -131,8 +133,10 @@ class Synced:
         return {"committed": self.committed}
 
 
-def sync(store: Path, *, logs_only: bool = False) -> Synced:
+def sync(store: Path, *, logs_only: bool = False, caller: Caller | None = None) -> Synced:
     """Commit the journal, action log and anatomy (and, unless ``logs_only``, hand edits).
+
+    The commit names ``caller`` (default: from this process's environment).
 
     Raises:
         GitError: git failed.
@@ -147,7 +151,12 @@ def sync(store: Path, *, logs_only: bool = False) -> Synced:
         dirty = [p for f in present for p in gitio.dirty_paths(store, f)]
         if dirty:
             what = "logs" if logs_only else "logs and hand edits"
-            gitio.commit(store, present, f"sync: commit {len(dirty)} changed file(s) ({what})")
+            gitio.commit(
+                store,
+                present,
+                f"sync: commit {len(dirty)} changed file(s) ({what})",
+                trailers=(caller or cli_caller()).trailers(),
+            )
     gitio.maintain(store)  # outside the lock: packing may take seconds in a large store
     return Synced(sorted(dirty))
 
@@ -156,7 +165,7 @@ def sync(store: Path, *, logs_only: bool = False) -> Synced:
 
 
 def hosts() -> list[dict[str, Any]]:
-    """Return every known host, what it supports and whether memdir can install into it."""
+    """Return every known host, what it supports, where it installs and what it gates on."""
     rows = []
     for spec in HOSTS.values():
         rows.append(
@@ -165,17 +174,63 @@ def hosts() -> list[dict[str, Any]]:
                 "title": spec.title,
                 "installable": spec.installable,
                 "events": {event: spec.events.get(event) for event in CANONICAL_EVENTS},
+                "personal": {k: v for k, v in spec.personal.items() if k != "exclude"},
+                "shared": dict(spec.shared),
                 "settings": spec.settings,
                 "mcp": spec.mcp,
                 "instructions": spec.instructions,
+                "gates": list(spec.gate_steps(shared=True)),
                 "notes": spec.notes,
             }
         )
     return rows
 
 
-def install(project: Path, host: str, *, remove: bool = False) -> installer.Plan:
+def doctor(project: Path, timeout: float = 30.0) -> list[dict[str, Any]]:
+    """Check every host memdir is installed into for ``project``; see :mod:`memdir.hosts.doctor`.
+
+    Returns:
+        One report per installed host (none when memdir is installed into no host there).
+    """
+    from memdir.hosts import doctor as host_doctor
+
+    return host_doctor.diagnose(project, paths.discover_store(project), timeout=timeout)
+
+
+def install_dir(directory: Path | None) -> Path:
+    """Return the folder an install acts on: ``--dir``, else the worktree root of the cwd.
+
+    Run from a subfolder without ``--dir``, install and uninstall both act on the checkout's
+    top folder, so they always pair up.
+    """
+    if directory is not None:
+        return directory.resolve()
+    cwd = Path.cwd()
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return cwd.resolve()
+    top = done.stdout.strip()
+    return Path(top).resolve() if done.returncode == 0 and top else cwd.resolve()
+
+
+def install(
+    project: Path, host: str, *, remove: bool = False, shared: bool = False
+) -> installer.Plan:
     """Install memdir into ``host`` for ``project`` (creating the store), or uninstall it.
+
+    Args:
+        project: the folder whose host files are written (see :func:`install_dir`).
+        host: a ``--host`` name.
+        remove: uninstall instead (both scopes).
+        shared: write the team's files with a PATH-resolved ``memdir`` (else personal files).
 
     Raises:
         UsageError: unknown host, or one memdir cannot install into yet.
@@ -186,20 +241,21 @@ def install(project: Path, host: str, *, remove: bool = False) -> installer.Plan
     installer.check_installable(spec)  # before anything is created
     store = paths.discover_store(project)
     created = None
-    if store is None or project_root(store).resolve() != project.resolve():
+    if store is None:
         if remove:
-            raise NotFoundError(f"no memdir store in {project}; nothing was installed there")
+            raise NotFoundError(f"no memdir store for {project}; nothing was installed there")
         store = init(project).store
         created = str(store)
-    plan = installer.plan(spec, project, store, remove=remove)
+    plan = installer.plan(spec, project, store, remove=remove, shared=shared)
     plan.created_store = created
 
     installer.apply(plan, store, spec, remove=remove)
     if not remove:
         try:
-            installer.self_test(spec, project)
+            installer.self_test(spec, project, shared)
         except MemdirError:
             rollback = installer.plan(spec, project, store, remove=True)
             installer.apply(rollback, store, spec, remove=True)
             raise
+        plan.warnings += installer.path_warnings(spec, shared)
     return plan

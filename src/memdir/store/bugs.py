@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from memdir.kernel import lifecycle
+from memdir.kernel.caller import Caller
 from memdir.kernel.clock import now_iso
 from memdir.kernel.errors import NotFoundError, UsageError
 from memdir.kernel.lifecycle import Handle, Written
@@ -98,7 +99,13 @@ def log(
                 else f"{record.body.rstrip()}\n\nFix: {fix.strip()}\n"
             )
             return lifecycle.update(
-                handle, record.id, op="bug", reason="seen again", extra=_raw(extra), body=body
+                handle,
+                record.id,
+                op="bug",
+                reason="seen again",
+                caller=Caller(origin, channel),
+                extra=_raw(extra),
+                body=body,
             )
         text = truncate(" ".join(error.split()), 200)
         body = f"Error: {error.strip()}\n\nFix: {fix.strip()}\n" + (
@@ -141,8 +148,11 @@ def mark_fixed(handle: Handle, record_id: str, origin: str, channel: str) -> Wri
     if doc is None or doc["kind"] != "bug":
         raise NotFoundError(f"no bug record {record_id!r}; see `memdir bug list`")
     tags = (*(t for t in doc.get("tags", []) if t != "open"), "fixed")
-
-    del origin, channel
     return lifecycle.update(
-        handle, record_id, op="bug fixed", reason="fixed", tags=tuple(dict.fromkeys(tags))
+        handle,
+        record_id,
+        op="bug fixed",
+        reason="fixed",
+        caller=Caller(origin, channel),
+        tags=tuple(dict.fromkeys(tags)),
     )

@@ -14,20 +14,22 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
 import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from memdir.kernel import gitio, txn
+from memdir.kernel import appendlog, gitio, txn
 from memdir.kernel.atomic import write_atomic
 from memdir.kernel.errors import GitError, MemdirError, RecordParseError, SecretError
 from memdir.kernel.frontmatter import extra_problem
 from memdir.kernel.index import FileStat, doc_record
 from memdir.kernel.lifecycle import Handle
 from memdir.kernel.lock import store_lock
-from memdir.kernel.model import FIELD_ORDER, relative_path
+from memdir.kernel.model import FIELD_ORDER, Record, relative_path
 from memdir.kernel.recordfile import build_record, dump
 from memdir.kernel.redact import check_text, redact
 
@@ -109,8 +111,12 @@ def _record(value: Any, scope: str) -> Any:
     return dataclasses.replace(record, origin="import", source=source)
 
 
-def import_lines(handle: Handle, lines: Iterable[str]) -> BulkImported:
+def import_lines(
+    handle: Handle, lines: Iterable[str], *, trailers: gitio.Trailers = ()
+) -> BulkImported:
     """Import records from JSON lines; one commit for all of them.
+
+    ``trailers`` name who ran the import (``Caller.trailers()``) on that commit.
 
     Raises:
         LockTimeoutError: another writer held the store.
@@ -154,7 +160,12 @@ def import_lines(handle: Handle, lines: Iterable[str]) -> BulkImported:
         if result.imported:
             # Only the imported files: a hand edit elsewhere in records/ stays for health.
             try:
-                gitio.commit(handle.store, written, f"import {result.imported} records (bulk)")
+                gitio.commit(
+                    handle.store,
+                    written,
+                    f"import {result.imported} records (bulk)",
+                    trailers=trailers,
+                )
             except GitError as err:
                 _undo(handle, written)  # refused and absent, never failed yet live
                 err.args = (f"nothing was imported: {err}",)
@@ -189,3 +200,309 @@ def read_jsonl(path: Path) -> Iterator[str]:
     """Yield a file's lines, streamed."""
     with path.open(encoding="utf-8", errors="replace") as fh:
         yield from fh
+
+
+class Planned(Protocol):
+    """One thing an importer found (``memdir.importers.pipeline.Item``)."""
+
+    @property
+    def place(self) -> str:
+        """Where in the source: ``cerebrum.md:12``."""
+
+    @property
+    def record(self) -> Record | None:
+        """The record to write, or ``None`` for a refusal or skip."""
+
+    @property
+    def why(self) -> str:
+        """Why nothing is written, when ``record`` is ``None``."""
+
+    @property
+    def skipped(self) -> bool:
+        """True when the reader did not understand the thing (not a policy refusal)."""
+
+    @property
+    def evidence(self) -> dict[str, Any] | None:
+        """An action-log or journal row, or a file-map entry, instead of a record."""
+
+
+MAX_LISTED = 200
+"""Refusals and skips listed one by one in a report; the rest are only counted."""
+
+
+@dataclass
+class SourceImported:
+    """What an import from another tool did (or, on a dry run, would do)."""
+
+    format: str
+    dry_run: bool
+    created: dict[str, dict[str, int]] = field(default_factory=dict)  # kind → status → count
+    existing: int = 0  # already in the store (a second run, or the same belief twice)
+    refused: dict[str, int] = field(default_factory=dict)  # why → count
+    skipped: dict[str, int] = field(default_factory=dict)  # why → count (not understood)
+    listed: list[dict[str, str]] = field(default_factory=list)  # {"place", "why", "outcome"}
+    ids: dict[str, str] = field(default_factory=dict)  # id in the source → memdir id (AMP)
+    evidence: dict[str, int] = field(default_factory=dict)  # actions / journal / anatomy → count
+    commit: str | None = None
+
+    @property
+    def imported(self) -> int:
+        """How many records were (or would be) created."""
+        return sum(sum(by_status.values()) for by_status in self.created.values())
+
+    def note(self, place: str, why: str, outcome: str) -> None:
+        """Count a refusal (``outcome`` ``refused``) or skip (``skipped``) at ``place``."""
+        counts = self.refused if outcome == "refused" else self.skipped
+        counts[why] = counts.get(why, 0) + 1
+        if len(self.listed) < MAX_LISTED:
+            self.listed.append({"place": place, "why": why, "outcome": outcome})
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the report as a JSON object (``--json``)."""
+        return {
+            "format": self.format,
+            "dry_run": self.dry_run,
+            "imported": self.imported,
+            "created": self.created,
+            "existing": self.existing,
+            "refused": sum(self.refused.values()),
+            "refused_by_reason": self.refused,
+            "skipped": sum(self.skipped.values()),
+            "skipped_by_reason": self.skipped,
+            "details": self.listed,
+            "evidence": self.evidence,
+            "ids": self.ids,
+            "commit": self.commit,
+        }
+
+
+def import_planned(
+    handle: Handle,
+    items: Iterable[Planned],
+    *,
+    fmt: str,
+    dry_run: bool = False,
+    trailers: gitio.Trailers = (),
+) -> SourceImported:
+    """Write the records an importer planned, in batches, with one commit at the end.
+
+    Each record passes the write path's gates in DESIGN §4's order: its origin is ``import``
+    (set by the importer), the secret scan refuses a record holding a secret, a near-duplicate
+    of a ``rejected`` record is refused (an import never re-asserts what the owner rejected),
+    and one already in the store (same id, or a near-duplicate of the same kind) is counted as
+    existing, so a second run adds nothing. ``dry_run`` runs every check and writes nothing.
+
+    Args:
+        handle: The open store.
+        items: The importer's stream; consumed once, one item at a time.
+        fmt: The ``--from`` name, for the commit message.
+        dry_run: Only count.
+        trailers: Who ran the import (``Caller.trailers()``), on the commit.
+
+    Returns:
+        :class:`SourceImported`; ``commit`` is the new commit's hash (``None`` when nothing
+        was written), which ``memdir rollback`` undoes in one step.
+
+    Raises:
+        LockTimeoutError: another writer held the store.
+        GitError: the commit failed (files are written and indexed; `memdir sync` commits them).
+    """
+    from memdir.kernel.lifecycle import find_similar
+    from memdir.kernel.text import normalized_text
+
+    result = SourceImported(fmt, dry_run)
+    batch: list[Record] = []
+    seen: set[str] = set()  # ids and text keys of this run (bounded by the source's beliefs)
+    written: list[str] = []
+    threshold = handle.manifest.near_duplicate
+    with store_lock(handle.store, "import", handle.lock_timeout_seconds, queue=handle.lock_queue):
+        txn.recover(handle.store, handle.index)
+        evidence = _Evidence(handle, result, trailers)
+        for item in items:
+            record = item.record
+            if record is None and item.evidence is not None:
+                evidence.add(item.place, item.evidence)
+                continue
+            if record is None:
+                result.note(item.place, item.why, "skipped" if item.skipped else "refused")
+                continue
+            try:
+                check_text("\n".join([record.text, *record.aliases, *record.tags, record.body]))
+            except SecretError:
+                result.note(item.place, "holds a secret", "refused")
+                continue
+            text_key = f"{record.kind}\n{normalized_text(record.text)}"
+            target = relative_path(record)
+            if (
+                record.id in seen
+                or text_key in seen
+                or handle.index.get_path(record.id) is not None
+                or (handle.store / target).exists()
+            ):
+                result.existing += 1
+                continue
+            similar = find_similar(
+                handle.index, record.text, threshold, ("active", "candidate", "rejected")
+            )
+            rejected = next((doc for _, doc in similar if doc["status"] == "rejected"), None)
+            if rejected is not None and record.status != "rejected":
+                result.note(item.place, f"repeats rejected {rejected['id']}", "refused")
+                continue
+            if any(doc["kind"] == record.kind for _, doc in similar):
+                result.existing += 1
+                continue
+            seen.add(record.id)
+            seen.add(text_key)
+            amp_id = record.source.get("amp_id")
+            if isinstance(amp_id, str):
+                result.ids[amp_id] = record.id
+            by_status = result.created.setdefault(record.kind, {})
+            by_status[record.status] = by_status.get(record.status, 0) + 1
+            if dry_run:
+                continue
+            written.append(target)
+            batch.append(record)
+            if len(batch) >= BATCH:
+                _write(handle, batch)
+                batch = []
+        if batch:
+            _write(handle, batch)
+        logs = evidence.finish()
+        if written or logs:
+            gitio.commit(
+                handle.store,
+                written + logs,
+                f"import {len(written)} records from {fmt}"
+                + "".join(f", {n} {log} entries" for log, n in result.evidence.items()),
+                trailers=trailers,
+            )
+            result.commit = gitio.head_commit(handle.store)
+    if written:
+        gitio.maintain(handle.store)
+    return result
+
+
+class _Evidence:
+    """Writes an importer's evidence: action-log and journal lines, and file-map entries.
+
+    Log lines carry an ``import`` key (a hash of the row), and a line whose key the day's file
+    already holds is not written again, so a second import adds nothing. A log file or the
+    file map that holds uncommitted lines (hooks append between commits) is committed on its
+    own first, so the import commit holds only the import and its rollback removes only that.
+    """
+
+    FLUSH_LINES = 1000
+
+    def __init__(self, handle: Handle, result: SourceImported, trailers: gitio.Trailers) -> None:
+        self.handle = handle
+        self.result = result
+        self.trailers = trailers
+        self.keys: dict[str, set[str]] = {}  # log file → import keys it holds
+        self.pending: dict[str, list[str]] = {}
+        self.files: dict[str, str] = {}  # anatomy: path → description
+        self.written: list[str] = []
+
+    def _settle(self, rel: str) -> None:
+        """Commit ``rel``'s own uncommitted changes before the import touches it."""
+        if (self.handle.store / rel).exists() and gitio.changed_since_head(
+            self.handle.store, [rel]
+        ):
+            gitio.commit(self.handle.store, [rel], f"commit {rel} before an import")
+
+    def _load_keys(self, rel: str) -> set[str]:
+        keys: set[str] = set()
+        path = self.handle.store / rel
+        if path.exists():
+            with path.open(encoding="utf-8", errors="replace") as fh:
+                for line in fh:
+                    if '"import"' not in line:
+                        continue
+                    try:
+                        value = json.loads(line).get("import")
+                    except (ValueError, AttributeError):
+                        continue
+                    if isinstance(value, str):
+                        keys.add(value)
+        return keys
+
+    def add(self, place: str, evidence: dict[str, Any]) -> None:
+        """Count, and unless this is a dry run queue, one piece of evidence."""
+        log = str(evidence.get("log"))
+        row = evidence.get("row")
+        if not isinstance(row, dict):
+            self.result.note(place, "evidence without a row", "skipped")
+            return
+        if log == "anatomy":
+            path = str(row.get("path") or "")
+            if path:
+                self.files.setdefault(path, str(row.get("description") or ""))
+            return
+        day = str(evidence.get("day") or "")
+        if log not in ("actions", "journal") or not re.fullmatch(r"\d{4}-\d{2}-\d{2}", day):
+            self.result.note(place, f"evidence for an unknown log {log!r}", "skipped")
+            return
+        rel = f"{log}/{day}.jsonl"
+        key = hashlib.sha256(json.dumps(row, sort_keys=True).encode("utf-8")).hexdigest()[:20]
+        if rel not in self.keys:
+            self.keys[rel] = self._load_keys(rel)
+        if key in self.keys[rel]:
+            self.result.existing += 1
+            return
+        self.keys[rel].add(key)
+        self.result.evidence[log] = self.result.evidence.get(log, 0) + 1
+        if self.result.dry_run:
+            return
+        line = json.dumps({**row, "import": key}, ensure_ascii=False) + "\n"
+        if rel not in self.pending:
+            self._settle(rel)
+            self.pending[rel] = []
+            self.written.append(rel)
+        self.pending[rel].append(line)
+        if len(self.pending[rel]) >= self.FLUSH_LINES:
+            self._flush(rel)
+
+    def _flush(self, rel: str) -> None:
+        lines = self.pending.get(rel)
+        if lines:
+            path = self.handle.store / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            appendlog.append(path, "".join(lines).encode("utf-8"))
+            self.pending[rel] = []
+
+    def finish(self) -> list[str]:
+        """Write what is queued; return the store paths written (for the import commit)."""
+        for rel in list(self.pending):
+            self._flush(rel)
+        if self.files:
+            self._map_files()
+        return self.written
+
+    def _map_files(self) -> None:
+        from memdir.kernel import anatomy
+        from memdir.kernel.redact import is_secret_path
+
+        store = self.handle.store
+        root = store.parent if store.name == ".memdir" else store
+        data = anatomy.load(store)
+        known: dict[str, Any] = data["files"]
+        added = 0
+        for rel, description in sorted(self.files.items()):
+            parts = rel.replace("\\", "/").split("/")
+            if rel.startswith("/") or ".." in parts or is_secret_path(rel) or parts[0] == ".memdir":
+                self.result.note(rel, "a path memdir does not map", "refused")
+            elif rel in known:
+                self.result.existing += 1
+            elif (entry := anatomy.read_entry(root, rel)) is None:
+                self.result.note(rel, "file no longer exists", "skipped")
+            else:
+                if description:
+                    entry.description = redact(description)
+                known[rel] = entry.to_json()
+                added += 1
+        if added:
+            self.result.evidence["anatomy"] = added
+            if not self.result.dry_run:
+                for rel in (anatomy.ANATOMY_JSON, anatomy.ANATOMY_MD):
+                    self._settle(rel)
+                anatomy.save(store, data)
+                self.written += [anatomy.ANATOMY_JSON, anatomy.ANATOMY_MD]

@@ -395,6 +395,22 @@ def _state_findings(store: Path, report: Report) -> None:
         )
 
 
+def _proposal_findings(store: Path, report: Report) -> None:
+    """Name the agent's proposals that await the owner (information, never a failure)."""
+    from memdir.kernel.authority import pending_count
+
+    waiting = pending_count(store)
+    if waiting:
+        report.findings.append(
+            Finding(
+                "info",
+                "proposals_pending",
+                f"{waiting} change(s) the agent proposed to your records await your decision",
+                fix="memdir review",
+            )
+        )
+
+
 def check(store: Path) -> Report:
     """Examine ``store``, make the safe repairs, and return every finding.
 
@@ -456,6 +472,7 @@ def check(store: Path) -> Report:
         _git_findings(handle, report)
         _log_findings(store, report)
         _state_findings(store, report)
+        _proposal_findings(store, report)
         report.counts = index.count_by("status")
     finally:
         index.close()

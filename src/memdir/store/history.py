@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memdir.kernel import gitio, txn
+from memdir.kernel.caller import Caller
 from memdir.kernel.errors import NotFoundError, UsageError
 from memdir.kernel.ids import check_id
 from memdir.kernel.lifecycle import Handle
@@ -119,8 +120,11 @@ def _as_text(rel: str, data: bytes | None) -> str | None:
         raise UsageError(f"{rel} is not UTF-8 text; roll it back with git itself") from exc
 
 
-def rollback(handle: Handle, rev: str, *, yes: bool) -> RolledBack:
+def rollback(handle: Handle, rev: str, *, yes: bool, caller: Caller | None = None) -> RolledBack:
     """Undo one commit with a revert commit, then re-index what it changed.
+
+    The caller (the owner: :func:`memdir.service.rollback` refuses anyone else) is recorded as
+    the revert commit's trailers.
 
     Raises:
         UsageError: ``yes`` is False (rollback changes beliefs; it must be confirmed), or the
@@ -144,7 +148,11 @@ def rollback(handle: Handle, rev: str, *, yes: bool) -> RolledBack:
         contents = gitio.revert_contents(handle.store, full)
         texts = {rel: _as_text(rel, data) for rel, data in contents.items()}
         txn.apply_texts(
-            handle.store, handle.index, texts, f'rollback {full[:12]}: undo "{subject}"'
+            handle.store,
+            handle.index,
+            texts,
+            f'rollback {full[:12]}: undo "{subject}"',
+            trailers=caller.trailers() if caller else (),
         )
         paths = sorted(texts)
         scan_records(handle)

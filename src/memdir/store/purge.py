@@ -33,6 +33,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from memdir.kernel import appendlog, gitio, journal, txn
+from memdir.kernel.caller import Caller
 from memdir.kernel.errors import GitError, RecordParseError, UsageError
 from memdir.kernel.lifecycle import Handle, load
 from memdir.kernel.lock import store_lock
@@ -454,8 +455,11 @@ def _caveats(handle: Handle, record: Any, erasure: Erasure) -> None:
     )
 
 
-def purge(handle: Handle, record_id: str, *, yes: bool) -> Erasure:
+def purge(handle: Handle, record_id: str, *, yes: bool, caller: Caller | None = None) -> Erasure:
     """Erase ``record_id`` and its text from the store and its history.
+
+    The caller (the owner: :func:`memdir.service.purge` refuses anyone else) is recorded as
+    the purge commit's trailers.
 
     Raises:
         UsageError: ``yes`` is False (purge rewrites history and cannot be undone).
@@ -492,7 +496,9 @@ def purge(handle: Handle, record_id: str, *, yes: bool) -> Erasure:
             if changed_logs
             else []
         )
-        gitio.commit(store, tracked, purge_message(record.id))
+        gitio.commit(
+            store, tracked, purge_message(record.id), trailers=caller.trailers() if caller else ()
+        )
         if changed_logs:
             journal.sync_journal(handle.index, store)
             erasure.add("index", "journal turns re-indexed from the rewritten files")

@@ -102,13 +102,20 @@ def _refuse_project_tree(store: Path) -> None:
         )
 
 
-def init_store(store: Path, *, scope: str = "project", project: Path | None = None) -> Initialised:
+def init_store(
+    store: Path,
+    *,
+    scope: str = "project",
+    project: Path | None = None,
+    trailers: gitio.Trailers = (),
+) -> Initialised:
     """Create the store at ``store`` (idempotent) and return what was done.
 
     Args:
         store: The store folder to create (``<project>/.memdir`` or the user store).
         scope: ``project`` or ``user``.
         project: The project root, whose git exclude gets ``/.memdir/``.
+        trailers: Who made the store, for its first commit (``Caller.trailers()``).
 
     Raises:
         MemdirError: ``store`` exists and is a file.
@@ -133,7 +140,12 @@ def init_store(store: Path, *, scope: str = "project", project: Path | None = No
                 write_text_atomic(observer_state, '{"files": {}}\n')
         gitio.init_repo(store)
         if not gitio.log(store, limit=1):
-            gitio.commit(store, [MANIFEST_NAME, ".gitignore"], f"init: memdir {scope} store")
+            gitio.commit(
+                store,
+                [MANIFEST_NAME, ".gitignore"],
+                f"init: memdir {scope} store",
+                trailers=trailers,
+            )
     excluded = exclude_from_project(project) if project is not None else None
     settings = manifest.load(store)
     return Initialised(store.resolve(), created, settings.scope, excluded)

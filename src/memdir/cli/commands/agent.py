@@ -11,8 +11,9 @@ from typing import Any
 import click
 
 from memdir.cli.output import emit, json_option, note, one_line, resolve, store_option
-from memdir.kernel.channel import cli_origin
-from memdir.kernel.errors import ProvenanceError
+from memdir.kernel import authority
+from memdir.kernel.caller import Caller, cli_caller
+from memdir.kernel.errors import AuthorityError
 from memdir.kernel.text import truncate
 from memdir.service import memory
 
@@ -100,8 +101,16 @@ def observe(
 
 
 @click.command()
-@click.option("--accept", "accept", multiple=True, help="Accept this candidate (repeatable).")
+@click.option(
+    "--accept", "accept", multiple=True, help="Accept this candidate or proposal (repeatable)."
+)
 @click.option("--reject", "reject", multiple=True, help="Reject this candidate (repeatable).")
+@click.option(
+    "--decline",
+    "decline",
+    multiple=True,
+    help="Decline this proposal: its record stays as it is (repeatable).",
+)
 @click.option(
     "--edit",
     "edit",
@@ -114,71 +123,115 @@ def observe(
     "--reason",
     default="rejected in review",
     show_default=True,
-    help="Reason recorded for --reject.",
+    help="Reason recorded for --reject and --decline.",
 )
 @store_option
 @json_option
 def review(
     accept: tuple[str, ...],
     reject: tuple[str, ...],
+    decline: tuple[str, ...],
     edit: tuple[tuple[str, str], ...],
     reason: str,
     store: Path | None,
     as_json: bool,
 ) -> None:
-    """List candidate beliefs, or accept, reject or edit them.
+    """List candidate beliefs and the agent's proposals; accept, reject, decline or edit them.
 
-    Without flags, in a terminal, asks about each candidate in turn; with --json
-    or no terminal, lists them.
+    A proposal (prop-…) is a change a coding agent asked for on one of your
+    records (correct, reject or forget it); accepting applies it as yours,
+    declining leaves the record as it is. Only you review: from an agent's
+    shell every decision is refused (exit 3). Without flags, in a terminal,
+    asks about each candidate and proposal in turn; with --json or no
+    terminal, lists them (--json: "results" the candidates, "proposals" the
+    proposals).
 
     \b
     Example:
         memdir review
         memdir review --accept p-01m8… --reject f-01m8… --reason "not true"
+        memdir review --accept prop-01m8… --decline prop-01m9… --reason "still true"
     """
     target = resolve(store)
-    origin = cli_origin()
-    if origin != "owner" and (accept or reject or edit):
-        raise ProvenanceError("refused: only the person reviews candidates, not an agent's shell")
+    caller = cli_caller()
+    if not caller.is_owner and (accept or reject or decline or edit):
+        raise AuthorityError(
+            "refused: only the person reviews candidates and proposals, not an agent's shell "
+            f"({caller.describe()})"
+        )
     results = []
     for record_id in accept:
-        results.append(memory.review_accept(target, record_id, origin=origin).record.to_json())
+        if authority.is_proposal_id(record_id):
+            results.append(_decided(memory.proposal_accept(target, record_id, caller=caller)))
+        else:
+            results.append(memory.review_accept(target, record_id, caller=caller).record.to_json())
     for record_id in reject:
+        if authority.is_proposal_id(record_id):
+            decided = memory.proposal_decline(target, record_id, reason, caller=caller)
+            results.append(_decided(decided))
+        else:
+            done = memory.review_reject(target, record_id, reason, caller=caller)
+            results.append(done.record.to_json())
+    for proposal_id in decline:
         results.append(
-            memory.review_reject(target, record_id, reason, origin=origin).record.to_json()
+            _decided(memory.proposal_decline(target, proposal_id, reason, caller=caller))
         )
     for record_id, text in edit:
-        results.append(memory.review_edit(target, record_id, text, origin=origin).record.to_json())
+        results.append(memory.review_edit(target, record_id, text, caller=caller).record.to_json())
     if results:
         emit(
             {"results": results},
             as_json=as_json,
             render=lambda v: "\n".join(
-                f"{r['id']}  {r['status']}  {r['text']}" for r in v["results"]
+                f"{r['id']}  {r['status']}  {r.get('text') or r.get('outcome') or ''}"
+                for r in v["results"]
             ),
         )
         return
     pending = memory.review_list(target)
-    if as_json or not sys.stdin.isatty() or origin != "owner":
+    proposals = memory.proposals_pending(target)
+    if as_json or not sys.stdin.isatty() or not caller.is_owner:
         emit(
-            {"results": pending},
+            {"results": pending, "proposals": proposals},
             as_json=as_json,
-            render=lambda v: (
-                "\n".join(
-                    f"{d['id']}  {d['kind']:<10} {d['text']}  "
-                    f"[{(d.get('source') or {}).get('journal') or ''}]"
-                    for d in v["results"]
-                )
-                or "no candidates await review"
-            ),
+            render=lambda v: _listing(v["results"], v["proposals"]),
         )
         return
-    _interactive(target, pending, origin)
+    _interactive(target, pending, proposals, caller)
 
 
-def _interactive(target: Path, pending: list[dict[str, Any]], origin: str) -> None:
-    if not pending:
-        click.echo("no candidates await review")
+def _decided(decided: memory.Decided) -> dict[str, Any]:
+    """A decided proposal as one result row: the proposal's JSON plus the record it changed."""
+    return {**decided.proposal.to_json(), "applied": decided.to_json()["record"]}
+
+
+def _proposal_line(p: dict[str, Any]) -> str:
+    by = p["by"]
+    who = f"{by['origin']} via {by['channel']}" + (f" ({by['host']})" if by.get("host") else "")
+    current = p.get("current") or {}
+    what = f'{p["op"]} {p["record"]} "{truncate(current.get("text") or "(gone)", 60)}"'
+    if p["op"] == "correct":
+        what += f' to "{truncate(p.get("text") or "", 60)}"'
+    why = f"  reason: {p['reason']}" if p.get("reason") else ""
+    return f"{p['id']}  {who} proposes to {what}{why}"
+
+
+def _listing(candidates: list[dict[str, Any]], proposals: list[dict[str, Any]]) -> str:
+    lines = [
+        f"{d['id']}  {d['kind']:<10} {d['text']}  [{(d.get('source') or {}).get('journal') or ''}]"
+        for d in candidates
+    ] or ["no candidates await review"]
+    if proposals:
+        lines += ["", "proposals (accept applies the change as yours; decline leaves it):"]
+        lines += [_proposal_line(p) for p in proposals]
+    return "\n".join(lines)
+
+
+def _interactive(
+    target: Path, pending: list[dict[str, Any]], proposals: list[dict[str, Any]], caller: Caller
+) -> None:
+    if not pending and not proposals:
+        click.echo("no candidates or proposals await review")
         return
     for doc in pending:
         click.echo(f"\n{doc['id']} ({doc['kind']}): {one_line(doc['text'])}")
@@ -190,13 +243,26 @@ def _interactive(target: Path, pending: list[dict[str, Any]], origin: str) -> No
         if choice == "q":
             return
         if choice == "a":
-            memory.review_accept(target, doc["id"], origin=origin)
+            memory.review_accept(target, doc["id"], caller=caller)
         elif choice == "r":
-            memory.review_reject(target, doc["id"], click.prompt("reason"), origin=origin)
+            memory.review_reject(target, doc["id"], click.prompt("reason"), caller=caller)
         elif choice == "e":
             memory.review_edit(
-                target, doc["id"], click.prompt("text", default=doc["text"]), origin=origin
+                target, doc["id"], click.prompt("text", default=doc["text"]), caller=caller
             )
+    for proposal in proposals:
+        click.echo("\n" + one_line(_proposal_line(proposal)))
+        choice = click.prompt(
+            "[a]ccept, [d]ecline, [s]kip, [q]uit",
+            type=click.Choice(["a", "d", "s", "q"]),
+            default="s",
+        )
+        if choice == "q":
+            return
+        if choice == "a":
+            memory.proposal_accept(target, proposal["id"], caller=caller)
+        elif choice == "d":
+            memory.proposal_decline(target, proposal["id"], click.prompt("reason"), caller=caller)
 
 
 @click.command()
@@ -276,7 +342,9 @@ def bug_log(error: str, fix: str, file: str | None, store: Path | None, as_json:
     Example:
         memdir bug log --error "KeyError: 'user_id'" --fix "check the session first"
     """
-    done = memory.bug_log(resolve(store), error, fix, file, origin=cli_origin(), channel="cli")
+    done = memory.bug_log(
+        resolve(store), error, fix, file, origin=cli_caller().origin, channel="cli"
+    )
     if not done.created:
         note(f"memdir: {done.note}", as_json=as_json)
     emit(done.record.to_json(), as_json=as_json, render=lambda r: r["id"])
@@ -329,7 +397,7 @@ def bug_fixed(record_id: str, store: Path | None, as_json: bool) -> None:
     Example:
         memdir bug fixed b-01m8…
     """
-    done = memory.bug_fixed(resolve(store), record_id, origin=cli_origin(), channel="cli")
+    done = memory.bug_fixed(resolve(store), record_id, origin=cli_caller().origin, channel="cli")
     emit(done.record.to_json(), as_json=as_json, render=lambda r: f"{r['id']} fixed")
 
 
@@ -345,30 +413,64 @@ def _render_bugs(v: dict[str, Any]) -> str:
     )
 
 
-@click.command(name="import")
-@click.argument(
-    "paths", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
+SOURCE_FORMATS = (
+    "openwolf",
+    "amp",
+    "wolfmem",
+    "claude-memory",
+    "claude-md",
+    "basic-memory",
+    "claude-mem",
 )
+"""Other tools' memories (``memdir.importers.FORMATS``); listed here so --help stays cheap."""
+
+
+@click.command(name="import")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option(
     "--from",
     "source",
     required=True,
-    type=click.Choice(["claude-transcript", "codex-rollout", "jsonl"]),
-    help="What the files are: host transcripts, or records exported as JSON Lines.",
+    type=click.Choice(["claude-transcript", "codex-rollout", "jsonl", *SOURCE_FORMATS]),
+    help="What the files are: host transcripts, records exported as JSON Lines, or another "
+    "tool's memory (see docs/migrate.md).",
+)
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Another tool's memory: print what would be created, refused and skipped; write nothing.",
 )
 @store_option
 @json_option
-def import_(paths: tuple[Path, ...], source: str, store: Path | None, as_json: bool) -> None:
-    """Bring transcripts into the journal, or exported records into the store.
+def import_(
+    paths: tuple[Path, ...], source: str, dry_run: bool, store: Path | None, as_json: bool
+) -> None:
+    """Bring transcripts into the journal, or records (exported, or another tool's) into the store.
 
     Transcripts are streamed and imported once (idempotent); JSON Lines records
-    (from `memdir export`) are written in one commit, origin import.
+    (from `memdir export`) are written in one commit, origin import. Another tool's
+    memory (OpenWolf .wolf/, an AMP repository, a wolfmem home, Claude Code's
+    auto-memory folder or CLAUDE.md, a basic-memory project, a claude-mem database)
+    is streamed into one commit, origin import; a second run adds nothing, and
+    `memdir rollback COMMIT` undoes it.
 
     \b
     Example:
         memdir import --from claude-transcript ~/.claude/projects/my-app/*.jsonl
         memdir import --from jsonl backup.jsonl
+        memdir import --from openwolf .wolf --dry-run
     """
+    if source in SOURCE_FORMATS:
+        if len(paths) != 1:
+            raise click.UsageError(f"--from {source} takes one path")
+        done = memory.import_from(resolve(store), source, paths[0], dry_run=dry_run)
+        emit(done.to_json(), as_json=as_json, render=_render_imported)
+        return
+    if dry_run:
+        raise click.UsageError("--dry-run applies to another tool's memory, not --from " + source)
+    for path in paths:
+        if path.is_dir():
+            raise click.UsageError(f"{path} is a folder; --from {source} reads files")
     target = resolve(store)
     if source == "jsonl":
         results = [memory.import_records(target, path).to_json() for path in paths]
@@ -397,6 +499,24 @@ def import_(paths: tuple[Path, ...], source: str, store: Path | None, as_json: b
             + (f"; {v['up_to_date']} file(s) had nothing new" if v["up_to_date"] else "")
         ),
     )
+
+
+def _render_imported(v: dict[str, Any]) -> str:
+    verb = "would import" if v["dry_run"] else "imported"
+    lines = [f"{verb} {v['imported']} records from {v['format']}"]
+    for kind, by_status in sorted(v["created"].items()):
+        lines.append(
+            f"  {kind}: " + ", ".join(f"{n} {status}" for status, n in sorted(by_status.items()))
+        )
+    for log, n in sorted(v["evidence"].items()):
+        lines.append(f"  {log}: {n} entries (evidence)")
+    lines.append(f"{v['existing']} already there")
+    for label, key in (("refused", "refused_by_reason"), ("skipped", "skipped_by_reason")):
+        for why, n in sorted(v[key].items()):
+            lines.append(f"{label} {n}: {why}")
+    if v["commit"]:
+        lines.append(f"commit {v['commit'][:12]} (undo: memdir rollback {v['commit'][:12]})")
+    return "\n".join(lines)
 
 
 @click.command()

@@ -9,6 +9,7 @@ import click
 
 from memdir import service
 from memdir.cli.output import emit, json_option, one_line, resolve, store_option
+from memdir.kernel.caller import cli_caller, from_trailers
 
 
 @click.command()
@@ -24,7 +25,11 @@ from memdir.cli.output import emit, json_option, one_line, resolve, store_option
 @store_option
 @json_option
 def log(record_id: str | None, limit: int, store: Path | None, as_json: bool) -> None:
-    """Show the store's history, or one record's, newest first.
+    """Show the store's history, or one record's, newest first, and who made each change.
+
+    Each commit names who made it and through which channel ("agent via cli
+    (claude-code)"); with --json as "by": {"origin", "channel", "host", "session"}.
+    Commits made before memdir recorded this show "-".
 
     \b
     Example:
@@ -32,13 +37,23 @@ def log(record_id: str | None, limit: int, store: Path | None, as_json: bool) ->
     """
     commits = service.log(resolve(store), record_id, limit)
     emit(
-        {"results": [c.to_json() for c in commits]},
+        {"results": [{**c.to_json(), "by": from_trailers(c.body)} for c in commits]},
         as_json=as_json,
         render=lambda v: (
-            "\n".join(f"{c['commit'][:12]}  {c['at'][:19]}  {c['subject']}" for c in v["results"])
+            "\n".join(
+                f"{c['commit'][:12]}  {c['at'][:19]}  {_by(c['by']):<28} {c['subject']}"
+                for c in v["results"]
+            )
             or "no history"
         ),
     )
+
+
+def _by(by: dict[str, Any]) -> str:
+    """Return ``origin/channel host`` for a log line (``-`` when the commit names nobody)."""
+    if not by.get("origin"):
+        return "-"
+    return f"{by['origin']}/{by.get('channel', '?')}" + (f" {by['host']}" if by.get("host") else "")
 
 
 @click.command()
@@ -76,11 +91,13 @@ def diff(record_id: str, store: Path | None, as_json: bool) -> None:
 def rollback(commit: str, yes: bool, store: Path | None, as_json: bool) -> None:
     """Undo one commit of the store with a revert commit (history is kept).
 
+    Only the owner may roll back: from a coding agent's shell it is refused (exit 3).
+
     \b
     Example:
         memdir rollback 3f2a9c1 --yes
     """
-    done = service.rollback(resolve(store), commit, yes=yes)
+    done = service.rollback(resolve(store), commit, yes=yes, caller=cli_caller())
     emit(
         done.to_json(),
         as_json=as_json,

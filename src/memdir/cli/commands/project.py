@@ -18,10 +18,15 @@ HOST_CHOICE = click.Choice(sorted(HOSTS))
 def _render_plan(v: dict[str, Any], verb: str) -> str:
     lines = [f"created the memdir store {v['created_store']}"] if v.get("created_store") else []
     if not v["changed"]:
-        return "\n".join([*lines, f"{verb}: nothing to change for {v['host']} in {v['dir']}"])
-    lines += [f"{verb} {v['host']} in {v['dir']}:"]
-
-    lines += [f"  {c['path']}: {c['change']}" for c in v["changed"]]
+        lines.append(f"{verb}: nothing to change for {v['host']} in {v['dir']}")
+    else:
+        scope = f" ({v['scope']} files)" if verb == "installed" else ""
+        lines += [f"{verb} {v['host']} in {v['dir']}{scope}:"]
+        lines += [f"  {c['path']}: {c['change']}" for c in v["changed"]]
+    lines += [f"warning: {w}" for w in v.get("warnings", [])]
+    if v.get("next_steps"):
+        lines.append("before it works, you must:")
+        lines += [f"  - {step}" for step in v["next_steps"]]
     return "\n".join(lines)
 
 
@@ -29,28 +34,38 @@ _dir_option = click.option(
     "--dir",
     "directory",
     type=click.Path(exists=True, file_okay=False, path_type=Path),
-    default=".",
-    show_default=True,
-    help="The project folder.",
+    default=None,
+    help="The project folder (default: the top of the checkout holding the current folder).",
 )
 
 
 @click.command()
 @click.option("--host", required=True, type=HOST_CHOICE, help="The coding agent to wire up.")
+@click.option(
+    "--shared",
+    is_flag=True,
+    help="Write the team's committed files (with a PATH-resolved `memdir`), not personal ones.",
+)
 @_dir_option
 @json_option
-def install(host: str, directory: Path, as_json: bool) -> None:
+def install(host: str, shared: bool, directory: Path | None, as_json: bool) -> None:
     """Wire memdir into a host: hooks, MCP server entry, instruction block.
 
-    Creates the store if needed; idempotent; a malformed host config is left
-    byte-identical and the command fails. `memdir uninstall` removes exactly
-    what this added.
+    By default the install is personal: nothing it writes into a file your team
+    commits names a path of this machine (Claude Code: .claude/settings.local.json,
+    the local MCP scope, CLAUDE.local.md). --shared writes the team's files
+    (.claude/settings.json, .mcp.json, CLAUDE.md, …) running `memdir` from PATH.
+    Creates the store if needed; idempotent; edits keep your formatting; a
+    malformed host config is left byte-identical and the command fails.
+    `memdir uninstall` removes exactly what this added; `memdir doctor` checks
+    the host will really run it.
 
     \b
     Example:
         memdir install --host claude-code
+        memdir install --host codex --shared
     """
-    plan = project.install(directory.resolve(), host)
+    plan = project.install(project.install_dir(directory), host, shared=shared)
     emit(plan.to_json(), as_json=as_json, render=lambda v: _render_plan(v, "installed"))
 
 
@@ -58,21 +73,21 @@ def install(host: str, directory: Path, as_json: bool) -> None:
 @click.option("--host", required=True, type=HOST_CHOICE, help="The coding agent to unwire.")
 @_dir_option
 @json_option
-def uninstall(host: str, directory: Path, as_json: bool) -> None:
-    """Remove exactly what `memdir install` added for a host.
+def uninstall(host: str, directory: Path | None, as_json: bool) -> None:
+    """Remove exactly what `memdir install` added for a host (personal and shared).
 
     \b
     Example:
         memdir uninstall --host claude-code
     """
-    plan = project.install(directory.resolve(), host, remove=True)
+    plan = project.install(project.install_dir(directory), host, remove=True)
     emit(plan.to_json(), as_json=as_json, render=lambda v: _render_plan(v, "uninstalled"))
 
 
 @click.command()
 @json_option
 def hosts(as_json: bool) -> None:
-    """List the hosts memdir knows and the hook events each one fires.
+    """List the hosts memdir knows, the hook events each fires, and its trust steps.
 
     \b
     Example:
@@ -89,11 +104,68 @@ def hosts(as_json: bool) -> None:
             lines.append(f"    events: {', '.join(fired)}")
             if missing:
                 lines.append(f"    lacks:  {', '.join(missing)} (memdir loses only those features)")
+            if row["installable"]:
+                personal, shared = row["personal"], row["shared"]
+                lines.append(
+                    f"    personal: {personal.get('hooks')}, {personal.get('mcp')}, "
+                    f"{personal.get('instructions')}"
+                )
+                lines.append(
+                    f"    --shared: {shared.get('hooks')}, {shared.get('mcp')}, "
+                    f"{shared.get('instructions')}"
+                )
+            for gate in row["gates"]:
+                lines.append(f"    trust:  {gate}")
             if row["notes"]:
                 lines.append(f"    note:   {row['notes']}")
         return "\n".join(lines)
 
     emit({"results": project.hosts()}, as_json=as_json, render=render)
+
+
+@click.command()
+@_dir_option
+@click.option(
+    "--timeout",
+    type=click.FloatRange(1, 600),
+    default=30.0,
+    show_default=True,
+    help="Seconds to wait for each host command.",
+)
+@json_option
+def doctor(directory: Path | None, timeout: float, as_json: bool) -> None:
+    """Check each installed host will really run memdir's hooks and reach its server.
+
+    Checks memdir's wiring in the host's files (a host may rewrite them and
+    drop entries), that the hook command can be found, and asks the host
+    itself (`claude mcp get memdir`, Codex's hooks/list trust status and
+    `codex mcp list`, `gemini mcp list`). Never writes a host's trust store.
+    Exits 1 when a host will not run memdir, saying how to repair it.
+
+    \b
+    Example:
+        memdir doctor
+    """
+    folder = project.install_dir(directory)
+    reports = project.doctor(folder, timeout=timeout)
+
+    def render(v: dict[str, Any]) -> str:
+        if not v["results"]:
+            return f"memdir is not installed into any host in {v['dir']} (memdir install --host H)"
+        lines = []
+        for report in v["results"]:
+            verdict = {True: "works", False: "WILL NOT WORK", None: "unknown"}[report["ok"]]
+            lines.append(f"{report['title']} ({report['scope']} install): {verdict}")
+            for check in report["checks"]:
+                mark = {True: "ok  ", False: "FAIL", None: "??  "}[check["ok"]]
+                lines.append(f"  {mark} {check['check']}: {check['detail']}")
+                if check["fix"] and check["ok"] is False:
+                    lines.append(f"       fix: {check['fix']}")
+        return "\n".join(lines)
+
+    emit({"dir": str(folder), "results": reports}, as_json=as_json, render=render)
+    if any(report["ok"] is False for report in reports):
+        raise SystemExit(1)
 
 
 @click.command()
@@ -236,4 +308,4 @@ def sync(logs_only: bool, store: Path | None, as_json: bool) -> None:
     )
 
 
-COMMANDS = [install, uninstall, hosts, scan, find, map_, stats, sync]
+COMMANDS = [install, uninstall, hosts, doctor, scan, find, map_, stats, sync]

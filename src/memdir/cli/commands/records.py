@@ -10,25 +10,46 @@ import click
 
 from memdir import service
 from memdir.cli.output import emit, json_option, note, one_line, resolve, store_option
-from memdir.kernel.channel import cli_origin
+from memdir.kernel.caller import Caller, cli_caller
 from memdir.kernel.errors import ProvenanceError, UsageError
+from memdir.kernel.lifecycle import Written
 from memdir.kernel.model import KINDS, STATUSES, Record
 from memdir.kernel.text import truncate
 
 ORIGIN_CHOICES = ("owner", "agent", "untrusted", "system")
 
 
-def _origin(claimed: str | None) -> str:
-    """Return the origin for a CLI write: decided by the environment, never raised by a flag."""
-    actual = cli_origin()
+def _caller(claimed: str | None) -> Caller:
+    """Return the caller of a CLI write: decided by the environment, never raised by a flag."""
+    actual = cli_caller()
     if claimed is None:
         return actual
-    if claimed == "owner" and actual == "agent":
+    if claimed == "owner" and not actual.is_owner:
         raise ProvenanceError(
             "refused: this command runs inside a coding agent's session, so it writes "
             "origin agent; only a person's own terminal writes owner records"
         )
-    return claimed
+    return Caller(claimed, actual.channel, actual.host, actual.session)
+
+
+def emit_written(done: Written, *, as_json: bool) -> None:
+    """Print the outcome of correct, reject or forget: the record, or the proposal made instead.
+
+    A proposal (the agent asked to change the owner's record) prints ``{"proposed": true,
+    "proposal": …, "record": <unchanged>, "note": …}`` with ``--json``, else one line that
+    says it was proposed, not done.
+    """
+    if done.proposal is None:
+        note(f"memdir: {done.note}", as_json=as_json)
+        emit(done.record.to_json(), as_json=as_json, render=lambda r: r["id"])
+        return
+    value = {
+        "proposed": True,
+        "proposal": done.proposal.to_json(),
+        "record": done.record.to_json(),
+        "note": done.note,
+    }
+    emit(value, as_json=as_json, render=lambda v: f"memdir: {v['note']}")
 
 
 def _read_text(text: str) -> str:
@@ -118,8 +139,7 @@ def remember(
         resolve(store),
         _read_text(text),
         kind=kind,
-        origin=_origin(claimed),
-        channel="cli",
+        caller=_caller(claimed),
         aliases=aliases,
         tags=tags,
         links=links,
@@ -264,7 +284,9 @@ def correct(
 ) -> None:
     """Supersede a record with a corrected one and print the new id.
 
-    The old record becomes superseded (kept in history, never recalled).
+    The old record becomes superseded (kept in history, never recalled). Run by a
+    coding agent on the owner's record, it makes a proposal the owner decides in
+    `memdir review` instead, and changes nothing.
 
     \b
     Example:
@@ -273,13 +295,12 @@ def correct(
     if (record_id is None) == (match is None):
         raise UsageError("give either ID or --match QUERY")
     target = resolve(store)
-    options = {"reason": reason, "origin": cli_origin(), "channel": "cli"}
+    options = {"reason": reason, "caller": cli_caller()}
     if match is not None:
         done = service.correct_match(target, match, text, **options)
     else:
         done = service.correct(target, record_id or "", text, **options)
-    note(f"memdir: {done.note}", as_json=as_json)
-    emit(done.record.to_json(), as_json=as_json, render=lambda r: r["id"])
+    emit_written(done, as_json=as_json)
 
 
 def _status_command(name: str, status_word: str) -> click.Command:
@@ -291,7 +312,10 @@ def _status_command(name: str, status_word: str) -> click.Command:
     def command(record_id: str, reason: str, store: Path | None, as_json: bool) -> None:
         target = resolve(store)
         action = service.reject if name == "reject" else service.forget
-        done = action(target, record_id, reason, origin=cli_origin(), channel="cli")
+        done = action(target, record_id, reason, caller=cli_caller())
+        if done.proposal is not None:
+            emit_written(done, as_json=as_json)
+            return
         emit(done.record.to_json(), as_json=as_json, render=lambda r: done.note)
 
     command.__doc__ = {
@@ -385,12 +409,13 @@ def purge(record_id: str, yes: bool, store: Path | None, as_json: bool) -> None:
     Prints an erasure report of every place it was removed from, and names other
     records that still hold the text; it never edits them. Use forget to retire a
     belief while keeping its history; purge is for text that must not exist.
+    Only the owner may purge: from a coding agent's shell it is refused (exit 3).
 
     \b
     Example:
         memdir purge f-01jc9x2k7q4fz2 --yes
     """
-    report = service.purge(resolve(store), record_id, yes=yes)
+    report = service.purge(resolve(store), record_id, yes=yes, caller=cli_caller())
 
     def render(v: dict[str, Any]) -> str:
         lines = [f"purged {v['purged']} from:"]

@@ -1,0 +1,383 @@
+"""``memdir doctor``: will each installed host really run memdir's hooks and reach its server?
+
+For every host memdir is installed into (its install record, or its entries found in the
+host's files), the doctor checks memdir's own wiring in the host's files (a host that rewrote
+its settings and dropped entries, case B41), that the hook command can be found, and then asks
+the host itself where the host can answer: ``claude mcp get memdir``, Codex's app-server
+``hooks/list`` (each hook's trust status) and ``codex mcp list --json``, ``gemini mcp list``.
+Each question has a timeout; a host binary that is not on PATH is reported as "cannot ask",
+never as a pass. The doctor only reads: it never writes a host's trust store.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import selectors
+import shlex
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from memdir.hosts import install as installer
+from memdir.hosts.base import HostSpec
+from memdir.hosts.registry import HOSTS
+
+ASK_TIMEOUT_SECONDS = 30.0
+"""How long the doctor waits for one host command."""
+
+
+def _check(name: str, ok: bool | None, detail: str, fix: str = "") -> dict[str, Any]:
+    return {"check": name, "ok": ok, "detail": detail, "fix": fix}
+
+
+def _scope_installed(spec: HostSpec, project: Path, store: Path | None) -> str | None:
+    """Return ``"personal"``/``"shared"`` when memdir is installed for ``spec``, else None."""
+    if store is not None:
+        record = installer.read_record(store, spec, project)
+        if record.get("scope") in ("personal", "shared"):
+            return str(record["scope"])
+    for scope_name in ("personal", "shared"):
+        hooks = spec.scope(scope_name == "shared").get("hooks")
+        path = project / str(hooks)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if installer.MARKER in text:
+            return scope_name
+    return None
+
+
+def _wiring(spec: HostSpec, project: Path, shared: bool) -> list[dict[str, Any]]:
+    scope = spec.scope(shared)
+    fix = f"memdir install --host {spec.name}" + (" --shared" if shared else "")
+    checks = []
+    hooks_file = project / str(scope.get("hooks"))
+    try:
+        data = json.loads(hooks_file.read_text(encoding="utf-8"))
+        hooks = data.get("hooks", {}) if isinstance(data, dict) else {}
+        if not isinstance(hooks, dict):
+            raise ValueError('"hooks" is not an object')
+    except FileNotFoundError:
+        checks.append(_check("hooks", False, f"{hooks_file} is missing", fix))
+        hooks = None
+    except (OSError, ValueError) as exc:
+        checks.append(
+            _check("hooks", False, f"{hooks_file} cannot be read ({exc})", f"fix it, then {fix}")
+        )
+        hooks = None
+    commands: list[str] = []
+    if hooks is not None:
+        missing = []
+        for host_event in spec.events.values():
+            found = [
+                str(h.get("command"))
+                for g in hooks.get(host_event, [])
+                if isinstance(g, dict)
+                for h in g.get("hooks", [])
+                if installer.is_our_handler(h)
+            ]
+            commands += found
+            if not found:
+                missing.append(host_event)
+        if missing:
+            checks.append(
+                _check(
+                    "hooks",
+                    False,
+                    f"memdir's hooks for {', '.join(missing)} are missing from {hooks_file} "
+                    "(the host or someone rewrote the file)",
+                    fix,
+                )
+            )
+        else:
+            checks.append(_check("hooks", True, f"all {len(spec.events)} hooks in {hooks_file}"))
+    if commands:
+        first = shlex.split(commands[0])[0]
+        where = (
+            shutil.which(first)
+            if os.sep not in first
+            else (first if Path(first).exists() else None)
+        )
+        if where is None:
+            checks.append(
+                _check(
+                    "command",
+                    False,
+                    f"the hook command `{first}` cannot be found from this shell",
+                    installer.PATH_HELP,
+                )
+            )
+        else:
+            checks.append(_check("command", True, f"hooks run {where}"))
+    mcp = str(scope.get("mcp"))
+    mcp_file = installer.claude_config_file() if mcp.startswith("~") else project / mcp
+    try:
+        text = mcp_file.read_text(encoding="utf-8")
+    except OSError:
+        text = ""
+    has_server = '"memdir"' in text or "[mcp_servers.memdir]" in text
+    checks.append(
+        _check(
+            "mcp entry",
+            has_server,
+            f"memdir's server {'in' if has_server else 'missing from'} {mcp_file}",
+            "" if has_server else fix,
+        )
+    )
+    instructions = project / str(scope.get("instructions"))
+    try:
+        block = installer.BLOCK_BEGIN in instructions.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        block = False
+    checks.append(
+        _check(
+            "instructions",
+            block,
+            f"memdir's block {'in' if block else 'missing from'} {instructions}",
+            "" if block else fix,
+        )
+    )
+    return checks
+
+
+def _run(
+    argv: list[str], cwd: Path, timeout: float, *, stdout_only: bool = False
+) -> tuple[int | None, str]:
+    try:
+        done = subprocess.run(
+            argv,
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired:
+        return None, f"no answer within {timeout:.0f} s"
+    except OSError as exc:
+        return None, str(exc)
+    return done.returncode, done.stdout if stdout_only else done.stdout + done.stderr
+
+
+def _cannot_ask(spec: HostSpec) -> dict[str, Any]:
+    return _check(
+        "asked the host",
+        None,
+        f"cannot ask {spec.title}: `{spec.binary}` is not on PATH, so whether it runs memdir's "
+        "hooks and reaches its server is unknown",
+    )
+
+
+def _ask_claude(binary: str, project: Path, timeout: float) -> list[dict[str, Any]]:
+    code, out = _run([binary, "mcp", "get", "memdir"], project, timeout)
+    status = re.search(r"Status:\s*(.+)", out)
+    if code is None or status is None:
+        return [_check("server (claude mcp get memdir)", False, (out.strip() or "no answer")[:300])]
+    state = status.group(1).strip()
+    issue = re.search(r"Issue:\s*(.+)", out)
+    if "Connected" in state:
+        return [_check("server (claude mcp get memdir)", True, state)]
+    fix = ""
+    if "pending" in state.lower() or "approv" in state.lower():
+        fix = "run `claude` in the project and approve the memdir server from .mcp.json"
+    detail = state + (f": {issue.group(1).strip()}" if issue else "")
+    return [_check("server (claude mcp get memdir)", False, detail, fix)]
+
+
+def _codex_hooks(binary: str, project: Path, timeout: float) -> dict[str, Any] | None:
+    """Ask Codex's app-server for ``hooks/list``; return its result or None."""
+    requests = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {"clientInfo": {"name": "memdir-doctor", "version": "1"}},
+        },
+        {"jsonrpc": "2.0", "method": "initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "hooks/list", "params": {"cwds": [str(project)]}},
+    ]
+    try:
+        proc = subprocess.Popen(
+            [binary, "app-server"],
+            cwd=project,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+    except OSError:
+        return None
+    if proc.stdin is None or proc.stdout is None:  # pragma: no cover - pipes were asked for
+        return None
+    try:
+        proc.stdin.write(b"".join(json.dumps(r).encode() + b"\n" for r in requests))
+        proc.stdin.flush()
+        deadline = time.monotonic() + timeout
+        selector = selectors.DefaultSelector()
+        selector.register(proc.stdout, selectors.EVENT_READ)
+        buffer = b""
+        while time.monotonic() < deadline:
+            if not selector.select(timeout=max(0.0, deadline - time.monotonic())):
+                break
+            chunk = os.read(proc.stdout.fileno(), 65536)
+            if not chunk:
+                break
+            buffer += chunk
+            while b"\n" in buffer:
+                line, buffer = buffer.split(b"\n", 1)
+                try:
+                    message = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(message, dict) and message.get("id") == 2:
+                    result = message.get("result")
+                    return result if isinstance(result, dict) else None
+        return None
+    except OSError:
+        return None
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+        proc.stdin.close()
+        proc.stdout.close()
+
+
+def _ask_codex(binary: str, project: Path, timeout: float) -> list[dict[str, Any]]:
+    checks = []
+    listed = _codex_hooks(binary, project, timeout)
+    if listed is None:
+        checks.append(
+            _check(
+                "hooks trusted (codex app-server hooks/list)",
+                False,
+                "Codex gave no hooks/list answer",
+            )
+        )
+    else:
+        ours = [
+            h
+            for entry in listed.get("data", [])
+            for h in entry.get("hooks", [])
+            if installer.MARKER in str(h.get("command", ""))
+        ]
+        if not ours:
+            checks.append(
+                _check(
+                    "hooks trusted (codex app-server hooks/list)",
+                    False,
+                    "Codex does not load memdir's hooks: the project is not trusted, so its "
+                    ".codex/ folder is ignored",
+                    "run `codex` in the project and trust it (or set "
+                    f'[projects."{project}"] trust_level = "trusted" in ~/.codex/config.toml)',
+                )
+            )
+        else:
+            bad = sorted(
+                {
+                    f"{h.get('eventName')}: {h.get('trustStatus')}"
+                    for h in ours
+                    if h.get("trustStatus") not in ("trusted", "managed")
+                }
+            )
+            if bad:
+                checks.append(
+                    _check(
+                        "hooks trusted (codex app-server hooks/list)",
+                        False,
+                        f"Codex skips memdir's hooks until trusted ({', '.join(bad)})",
+                        "run `codex` in the project, type /hooks and trust memdir's hooks",
+                    )
+                )
+            else:
+                checks.append(
+                    _check(
+                        "hooks trusted (codex app-server hooks/list)",
+                        True,
+                        f"{len(ours)} hooks trusted",
+                    )
+                )
+    code, out = _run([binary, "mcp", "list", "--json"], project, timeout, stdout_only=True)
+    try:
+        servers = json.loads(out[out.index("[") :]) if code == 0 and "[" in out else None
+    except ValueError:
+        servers = None
+    if servers is None:
+        checks.append(_check("server (codex mcp list)", False, (out.strip() or "no answer")[:300]))
+    else:
+        mine = [s for s in servers if isinstance(s, dict) and s.get("name") == "memdir"]
+        if mine and mine[0].get("enabled"):
+            checks.append(_check("server (codex mcp list)", True, "memdir enabled"))
+        else:
+            checks.append(
+                _check(
+                    "server (codex mcp list)",
+                    False,
+                    "Codex does not list memdir's server"
+                    if not mine
+                    else f"disabled: {mine[0].get('disabled_reason')}",
+                    "trust the project in Codex (its .codex/config.toml loads only then)",
+                )
+            )
+    return checks
+
+
+def _ask_gemini(binary: str, project: Path, timeout: float) -> list[dict[str, Any]]:
+    code, out = _run([binary, "mcp", "list"], project, timeout)
+    line = next((ln for ln in out.splitlines() if re.search(r"\bmemdir:", ln)), "")
+    if code is None or not line:
+        detail = "Gemini CLI does not list memdir's server" if code is not None else out
+        return [
+            _check("server (gemini mcp list)", False, detail[:300], "memdir install --host gemini")
+        ]
+    state = line.rsplit(" - ", 1)[-1].strip()
+    if "Connected" in state:
+        return [_check("server (gemini mcp list)", True, state)]
+    fix = ""
+    if "Disabled" in state:
+        fix = "trust the folder in Gemini CLI (accept its folder-trust prompt in the project)"
+    return [_check("server (gemini mcp list)", False, state, fix)]
+
+
+def diagnose(
+    project: Path, store: Path | None, *, timeout: float = ASK_TIMEOUT_SECONDS
+) -> list[dict[str, Any]]:
+    """Return one report per host memdir is installed into for ``project``.
+
+    Each report: ``{"host", "title", "scope", "checks": [{"check", "ok", "detail", "fix"}],
+    "ok"}``; ``ok`` is True (works), False (will not work; ``fix`` says how to repair) or None
+    (cannot tell: the host's binary is not on PATH).
+    """
+    reports = []
+    for spec in HOSTS.values():
+        if not spec.installable:
+            continue
+        scope = _scope_installed(spec, project, store)
+        if scope is None:
+            continue
+        shared = scope == "shared"
+        checks = _wiring(spec, project, shared)
+        binary = shutil.which(spec.binary) if spec.binary else None
+        if binary is None:
+            checks.append(_cannot_ask(spec))
+        elif spec.name == "claude-code":
+            checks += _ask_claude(binary, project, timeout)
+        elif spec.name == "codex":
+            checks += _ask_codex(binary, project, timeout)
+        elif spec.name == "gemini":
+            checks += _ask_gemini(binary, project, timeout)
+        oks = [c["ok"] for c in checks]
+        reports.append(
+            {
+                "host": spec.name,
+                "title": spec.title,
+                "scope": scope,
+                "ok": False if False in oks else (None if None in oks else True),
+                "checks": checks,
+            }
+        )
+    return reports

@@ -152,3 +152,145 @@ def test_a_naive_time_under_a_whole_day_offset_is_read_as_local_time(
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["file"].endswith(f"{day + timedelta(days=1)}.jsonl")
+
+
+# --- B53: project paths up to the limit, or a clear refusal at init -----------------------------
+
+
+def _deep(base: Path, index_bytes: int, segment: str) -> Path:
+    """A folder under ``base`` whose ``.memdir/index.sqlite`` path is ``index_bytes`` long."""
+    tail = len("/.memdir/index.sqlite")
+    left = index_bytes - len(os.fsencode(base)) - tail
+    piece = segment * (60 // len(segment.encode()))  # a 60-byte folder name
+    folder = base
+    while left > 2 * (len(piece.encode()) + 1):
+        folder = folder / piece
+        left -= len(piece.encode()) + 1
+    folder = folder / ("x" * (left - 1))  # the rest, to the exact byte
+    folder.mkdir(parents=True)
+    assert len(os.fsencode(folder / ".memdir" / "index.sqlite")) == index_bytes
+    return folder
+
+
+def _git_project(folder: Path) -> Path:
+    git(folder, "init", "-q")
+    return folder
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("segment", ["d", "配"])  # 1-byte and 3-byte characters
+def test_a_project_root_past_sqlites_limit_is_refused_at_init_with_nothing_created(
+    tmp_path: Path, segment: str
+) -> None:
+    from memdir.kernel.index import max_index_path_bytes
+
+    project = _git_project(_deep(tmp_path, max_index_path_bytes() + 12, segment))
+    done = memdir(project, "init")
+    assert done.returncode == 1
+    assert b"bytes SQLite can open" in done.stderr and b"shorter path" in done.stderr
+    assert not (project / ".memdir").exists()  # never "created" and then failing
+
+    errors = memdir(project, "remember", "x", "--json")
+    assert errors.returncode != 0 and "error" in json.loads(errors.stdout)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("segment", ["d", "配"])
+def test_a_project_root_at_the_limit_works_end_to_end(tmp_path: Path, segment: str) -> None:
+    from memdir.kernel.index import max_index_path_bytes
+
+    project = _git_project(_deep(tmp_path, max_index_path_bytes(), segment))
+    assert memdir(project, "init").returncode == 0
+    written = memdir(project, "remember", "The long path keeps its beliefs", "--json")
+    assert written.returncode == 0, written.stderr
+    found = memdir(project, "recall", "long path beliefs", "--json")
+    assert [r["id"] for r in json.loads(found.stdout)["results"]] == [
+        json.loads(written.stdout)["id"]
+    ]
+    assert memdir(project, "health").returncode == 0
+
+
+# --- B57: a read-only store answers every read --------------------------------------------------
+
+
+def _read_only_runner(store: Path) -> list[str]:
+    """A command prefix that runs a command with ``store`` mounted read-only.
+
+    As root (permission bits do not stop root) it is a private mount namespace with a
+    read-only bind mount of the store; otherwise the store is made unwritable with chmod.
+    """
+    if os.geteuid() != 0:
+        for folder, dirs, files in os.walk(store):
+            for name in [*dirs, *files]:
+                path = Path(folder) / name
+                path.chmod(path.stat().st_mode & ~0o222)
+        store.chmod(store.stat().st_mode & ~0o222)
+        return []
+    script = 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec "$@"'
+    probe = subprocess.run(
+        ["unshare", "-m", "sh", "-c", script, str(store), "true"], capture_output=True, check=False
+    )
+    if probe.returncode != 0:
+        pytest.skip(f"no read-only bind mount here: {probe.stderr.decode(errors='replace')}")
+    return ["unshare", "-m", "sh", "-c", script, str(store)]
+
+
+def _snapshot(store: Path) -> dict[str, tuple[int, int]]:
+    return {
+        str(path.relative_to(store)): (path.stat().st_size, path.stat().st_mtime_ns)
+        for path in store.rglob("*")
+        if path.is_file()
+    }
+
+
+@pytest.mark.slow
+def test_a_read_only_store_answers_recall_get_list_log_and_health(
+    store: Path, project: Path
+) -> None:
+    record = _cjk_record(project)
+    other = json.loads(memdir(project, "remember", "The queue is SQS", "--json").stdout)["id"]
+    before = _snapshot(store)
+    user = _read_only_runner(store)
+
+    found = memdir(project, "recall", "queue", "--json", user=user)
+    assert found.returncode == 0, found.stderr
+    assert [r["id"] for r in json.loads(found.stdout)["results"]] == [other]
+    got = memdir(project, "get", record, "--json", user=user)
+    assert got.returncode == 0 and json.loads(got.stdout)["text"] == CJK_TEXT
+    listed = memdir(project, "list", "--json", user=user)
+    assert {r["id"] for r in json.loads(listed.stdout)["results"]} == {record, other}
+    log = memdir(project, "log", "--json", user=user)
+    assert log.returncode == 0, log.stderr
+    assert other in log.stdout.decode()
+    health = memdir(project, "health", "--json", user=user)
+    assert health.returncode == 0, health.stdout
+    report = json.loads(health.stdout)
+    assert "read_only" in {f["code"] for f in report["findings"]}
+
+    refused = memdir(project, "remember", "A write to a read-only store", "--json", user=user)
+    assert refused.returncode != 0 and "error" in json.loads(refused.stdout)
+    assert _snapshot(store) == before  # nothing was written, not even the index
+
+
+# --- non-UTF-8 file names are reported by name -------------------------------------------------
+
+
+@pytest.mark.slow
+def test_a_file_name_that_is_not_utf8_is_reported_by_name_by_scan(
+    store: Path, project: Path
+) -> None:
+    (project / "src").mkdir()
+    (project / "src" / "ok.py").write_text("def ok():\n    return 1\n")
+    with open(os.fsencode(project / "src") + b"/caf\xe9.py", "w") as handle:
+        handle.write("def latin():\n    return 2\n")
+
+    done = memdir(project, "scan", "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["not_utf8"] == ["src/caf\\xe9.py"]
+    assert report["skipped"]["name not UTF-8"] == 1
+    anatomy = json.loads((store / "anatomy.json").read_text(encoding="utf-8"))
+    assert "src/ok.py" in anatomy["files"]  # the rest of the project is mapped
+
+    text = memdir(project, "scan")
+    assert "src/caf\\xe9.py" in text.stdout.decode() and "rename" in text.stdout.decode()

@@ -133,12 +133,14 @@ class Scan:
     entries: dict[str, Entry]
     skipped: dict[str, int]
     seconds: float
+    not_utf8: list[str] = field(default_factory=list)  # names shown by shown_name()
 
     def to_json(self) -> dict[str, Any]:
         """Return a summary for ``memdir scan --json``."""
         return {
             "files": len(self.entries),
             "skipped": dict(sorted(self.skipped.items())),
+            "not_utf8": list(self.not_utf8),
             "seconds": round(self.seconds, 3),
         }
 
@@ -177,7 +179,8 @@ def _git_files(root: Path) -> list[str] | None:
         return None
     if done.returncode != 0:
         return None
-    return [p for p in done.stdout.decode("utf-8", "replace").split("\0") if p]
+    # Names are bytes: one that is not UTF-8 keeps its bytes (as surrogates), never a "?".
+    return [p for p in done.stdout.decode("utf-8", "surrogateescape").split("\0") if p]
 
 
 def _walk_files(root: Path, skipped: dict[str, int]) -> list[str]:
@@ -197,8 +200,21 @@ def _walk_files(root: Path, skipped: dict[str, int]) -> list[str]:
     return found
 
 
-def list_files(root: Path, skipped: dict[str, int]) -> list[str]:
-    """Return the project files to map, relative and sorted, counting what was left out."""
+def shown_name(rel: str) -> str:
+    """Return a file name for display: each byte that is not UTF-8 as a backslash-x escape."""
+    return rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def list_files(root: Path, skipped: dict[str, int], not_utf8: list[str] | None = None) -> list[str]:
+    """Return the project files to map, relative and sorted, counting what was left out.
+
+    Args:
+        root: The project root.
+        skipped: Counts by reason, added to.
+        not_utf8: Gets the name (see :func:`shown_name`) of each file whose name is not UTF-8:
+            such a file cannot be named in the map's JSON, so it is reported, never dropped
+            unnamed.
+    """
     listed = _git_files(root)
     if listed is None:
         listed = _walk_files(root, skipped)
@@ -207,7 +223,11 @@ def list_files(root: Path, skipped: dict[str, int]) -> list[str]:
     for rel in sorted(set(listed)):
         parts = PurePosixPath(rel).parts
         reason = None
-        if _excluded(parts[:-1]):
+        if not _is_utf8(rel):
+            reason = "name not UTF-8"
+            if not_utf8 is not None:
+                not_utf8.append(shown_name(rel))
+        elif _excluded(parts[:-1]):
             reason = "excluded folder"
         elif is_secret_path(rel):
             reason = "secret file"
@@ -230,6 +250,14 @@ def list_files(root: Path, skipped: dict[str, int]) -> list[str]:
             continue
         out.append(rel)
     return out
+
+
+def _is_utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 # --- describing ------------------------------------------------------------------------------
@@ -416,7 +444,8 @@ def scan(root: Path, *, max_files: int = MAX_FILES) -> Scan:
     """Map the project at ``root``; see the module docstring for what is left out."""
     started = time.monotonic()
     skipped: dict[str, int] = {}
-    files = list_files(root, skipped)
+    not_utf8: list[str] = []
+    files = list_files(root, skipped, not_utf8)
     if len(files) > max_files:
         skipped["over the file cap"] = len(files) - max_files
         files = files[:max_files]
@@ -425,8 +454,10 @@ def scan(root: Path, *, max_files: int = MAX_FILES) -> Scan:
         entry = read_entry(root, rel)
         if entry is not None:
             entries[rel] = entry
+        else:
+            skipped["unreadable"] = skipped.get("unreadable", 0) + 1
     _resolve_all(entries)
-    return Scan(entries, skipped, time.monotonic() - started)
+    return Scan(entries, skipped, time.monotonic() - started, not_utf8)
 
 
 # --- storing ---------------------------------------------------------------------------------

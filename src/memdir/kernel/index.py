@@ -209,6 +209,78 @@ def _open_error(path: Path, exc: sqlite3.DatabaseError) -> Exception:
     return IndexCorruptError(f"{path} is not a readable index ({exc}); run `memdir reindex`")
 
 
+SQLITE_PATH_BYTES = 512
+"""SQLite's longest file name on Unix (``MAX_PATHNAME``), the database's journal suffix included."""
+JOURNAL_SUFFIX_BYTES = len("-journal")
+
+
+def max_index_path_bytes() -> int:
+    """Return the longest index path SQLite opens here (its journal's name must fit too)."""
+    return SQLITE_PATH_BYTES - JOURNAL_SUFFIX_BYTES
+
+
+def check_index_path(path: Path) -> None:
+    """Refuse an index path SQLite cannot open, naming the reason (case B53).
+
+    Args:
+        path: The index file's absolute path.
+
+    Raises:
+        StorageError: the path is longer than :func:`max_index_path_bytes`.
+    """
+    size = len(os.fsencode(path))
+    if size > max_index_path_bytes():
+        raise StorageError(
+            f"the index path {path} is {size} bytes, over the {max_index_path_bytes()} bytes "
+            "SQLite can open; move the project to a shorter path, or point --store / "
+            "MEMDIR_STORE at a store with a shorter path"
+        )
+
+
+def _open_read_only(path: Path, busy_timeout_seconds: float) -> sqlite3.Connection:
+    """Open the index of a store that cannot be written (a read-only mount, no permission).
+
+    ``mode=ro`` first: it reads a write-ahead log the last writer left. When SQLite cannot
+    even create the log's shared-memory file there, the file is opened ``immutable`` (no
+    locks, no side files); memdir then writes nothing, so nothing changes it meanwhile.
+
+    Raises:
+        StorageError: the index cannot be read (missing, or not a database).
+        IndexFormatError: it needs a migration, which a read-only store cannot take.
+    """
+    from urllib.parse import quote
+
+    if not path.is_file():
+        raise StorageError(
+            f"the store is read-only and has no index ({path}); run `memdir reindex` where it "
+            "can be written"
+        )
+    base = "file:" + quote(str(path))
+    last: sqlite3.Error | None = None
+    for query in ("?mode=ro", "?mode=ro&immutable=1"):
+        try:
+            conn = sqlite3.connect(
+                base + query,
+                uri=True,
+                timeout=busy_timeout_seconds,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+        except sqlite3.Error as exc:
+            last = exc
+            continue
+        if version != LATEST_VERSION:
+            conn.close()
+            raise IndexFormatError(
+                f"{path} is index format {version}, this memdir reads {LATEST_VERSION}, and the "
+                "store is read-only, so it cannot be migrated; run `memdir reindex` where the "
+                "store can be written"
+            )
+        return conn
+    raise StorageError(f"cannot read the index {path} ({last})")
+
+
 class FileStat:
     """What the index remembers of a record file's stat, to notice changes."""
 
@@ -282,6 +354,7 @@ class Index:
         *,
         path: Path | None = None,
         busy_timeout_seconds: float = BUSY_TIMEOUT_SECONDS,
+        read_only: bool = False,
     ) -> None:
         """Open (creating and migrating as needed) the index of ``store``.
 
@@ -296,6 +369,11 @@ class Index:
         """
         self.store = store
         self.path = path or store / INDEX_NAME
+        self.read_only = read_only
+        check_index_path(self.path)
+        if read_only:
+            self.conn = _open_read_only(self.path, busy_timeout_seconds)
+            return
         try:
             self.conn = sqlite3.connect(
                 self.path,

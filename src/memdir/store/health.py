@@ -22,6 +22,7 @@ from typing import Any
 from memdir.kernel import gitio, manifest, txn
 from memdir.kernel.atomic import TEMP_SUFFIX
 from memdir.kernel.errors import GitError, MemdirError
+from memdir.kernel.index import Index
 from memdir.kernel.lifecycle import Handle
 from memdir.kernel.lock import inspect_lock, store_lock
 from memdir.kernel.paths import HOOK_ERROR_LOG, HOOK_GAVE_UP, HOOK_ROW_LATE, STATE_DIRNAME
@@ -411,6 +412,30 @@ def _proposal_findings(store: Path, report: Report) -> None:
         )
 
 
+def _check_read_only(store: Path, index: Index, settings: Any, report: Report) -> Report:
+    """Examine a store this process cannot write: every finding, no repair, no write."""
+    report.findings.append(
+        Finding(
+            "info",
+            "read_only",
+            "the store cannot be written here (a read-only mount or no permission): it was "
+            "examined without repairs, and reads answer from the index as it is",
+        )
+    )
+    try:
+        handle = Handle(store, index, settings, read=tolerant_reader(settings.scope))
+        _file_findings(handle, report)
+        _symlink_findings(store, report)
+        _link_findings(handle, report)
+        _git_findings(handle, report)
+        _log_findings(store, report)
+        _proposal_findings(store, report)
+        report.counts = index.count_by("status")
+    finally:
+        index.close()
+    return report
+
+
 def check(store: Path) -> Report:
     """Examine ``store``, make the safe repairs, and return every finding.
 
@@ -424,6 +449,8 @@ def check(store: Path) -> Report:
         report.findings.append(Finding("error", err.code, str(err), "memdir.toml"))
         return report
     index = open_index(store)
+    if index.read_only:
+        return _check_read_only(store, index, settings, report)
     try:
         handle = Handle(store, index, settings, read=tolerant_reader(settings.scope))
         with store_lock(store, "health", handle.lock_timeout_seconds, queue=handle.lock_queue):

@@ -122,13 +122,26 @@ def _remove_index_files(store: Path) -> None:
             (store / (INDEX_NAME + suffix)).unlink()
 
 
+def writable(store: Path) -> bool:
+    """Whether this process may write the store (False on a read-only mount or without leave).
+
+    Root passes permission bits but not a read-only mount; both are what ``access`` reports.
+    """
+    folders = [store / sub for sub in ("", "records", "state")]
+    return all(os.access(folder, os.W_OK) for folder in folders if folder.exists())
+
+
 def open_index(store: Path, *, rebuild_broken: bool = True) -> Index:
     """Open the store's index; a corrupt one is replaced by a fresh one (it is derived data).
+
+    A store this process cannot write gets its index opened read-only (and never rebuilt).
 
     Raises:
         IndexFormatError: the index is from a newer memdir (only ``reindex`` replaces it).
         IndexCorruptError: it is corrupt and ``rebuild_broken`` is False.
     """
+    if not writable(store):
+        return Index(store, read_only=True)  # reads answer; nothing is written (case B57)
     try:
         return Index(store)
     except IndexCorruptError:
@@ -152,7 +165,7 @@ def open_handle(store: Path, *, scan: bool = True) -> Handle:
     settings = manifest.load(store)
     index = open_index(store)
     handle = Handle(store, index, settings, read=tolerant_reader(settings.scope))
-    if scan:
+    if scan and not index.read_only:
         scan_records(handle)
     return handle
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from memdir.kernel import gitio, manifest
 from memdir.kernel.atomic import write_text_atomic
 from memdir.kernel.errors import MemdirError, UsageError
+from memdir.kernel.index import INDEX_NAME, check_index_path
 from memdir.kernel.lock import store_lock
 from memdir.kernel.paths import (
     MANIFEST_NAME,
@@ -120,11 +121,13 @@ def init_store(
     Raises:
         MemdirError: ``store`` exists and is a file.
         UsageError: ``store`` is a project's working tree, or holds files a repository tracks.
+        StorageError: the store's path is too long for its index (SQLite's path limit).
         GitError: git is missing or failed.
         OSError: the folder cannot be created.
     """
     if store.exists() and not store.is_dir():
         raise MemdirError(f"{store} exists and is not a folder")
+    check_index_path(store.absolute() / INDEX_NAME)  # refused before anything is created (B53)
     created = not is_store(store)
     gitio.git_path()
     _refuse_project_tree(store)

@@ -42,6 +42,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from memdir.kernel import session as session_state
 from tests.hosts.conformance.conftest import (
     FIXTURES,
     LoopbackServer,
@@ -247,6 +248,7 @@ class Session:
     stray: list[str]
     runs: list[Run]
     states: list[State]  # memdir's state after each run
+    hook_states: list[dict[str, Any]]  # the session's hook state after each run
     mcp_list: str
     payloads: list[dict[str, Any]]
     seconds: float
@@ -336,6 +338,7 @@ def session(module_root: Path) -> Session:
             box, env, *flags, "-d", "-p", "Tidy notes.txt and note a todo. How do we test?"
         )
         states = [read_state(box.store)]
+        hook_states = [session_state.load(box.store, first.session_id())]
         model.script(
             ("resume-read", call("read_file", BIG_PROMPT_TOKENS, file_path="README.md")),
             ("resume-answer", say("Noted.")),
@@ -344,6 +347,7 @@ def session(module_root: Path) -> Session:
             box, env, *flags, "--resume", "latest", "-p", f"Remember that {OWNER_STATEMENT}."
         )
         states.append(read_state(box.store))
+        hook_states.append(session_state.load(box.store, second.session_id()))
         listed = box.run([str(binary), "mcp", "list"], env=env, timeout=60)
         assert not api.errors, "\n".join(api.errors)
         stray = list(catcher.seen)
@@ -354,6 +358,7 @@ def session(module_root: Path) -> Session:
         stray=stray,
         runs=[first, second],
         states=states,
+        hook_states=hook_states,
         mcp_list=listed.stdout + listed.stderr,
         payloads=payloads,
         seconds=time.monotonic() - started,
@@ -579,8 +584,7 @@ def test_file_map_holds_the_written_and_edited_files(session: Session) -> None:
     reason="hookpath bug: a save through mcp_memdir_memory_remember is recognised only under Claude's mcp__memdir__ names, so a false 'saved no memory' reminder is queued",
 )
 def test_an_mcp_save_counts_as_saved_memory(session: Session) -> None:
-    sid = session.runs[0].session_id()
-    state = session.states[0].sessions[sid]
+    state = session.hook_states[0]
     assert state["beliefs"] >= 1
     assert state["reminders"] == [] and not state["reminded"]
 
@@ -590,15 +594,14 @@ def test_one_checkpoint_per_compression(session: Session) -> None:
     sid = session.runs[0].session_id()
     assert session.runs[1].session_id() == sid  # --resume keeps the session
     assert len(_by_event(session.payloads, "PreCompress")) > 1  # it fires before every request
-    assert session.states[0].sessions[sid]["compactions"] == []
-    assert len(session.states[1].sessions[sid]["compactions"]) == 1
+    assert session.hook_states[0]["compactions"] == []
+    assert len(session.hook_states[1]["compactions"]) == 1
 
 
 def test_resume_was_seen_and_the_session_ended(session: Session) -> None:
-    sid = session.runs[0].session_id()
     sources = [p.get("source") for p in _by_event(session.payloads, "SessionStart")]
     assert sources[:2] == ["startup", "resume"]
-    state = session.states[1].sessions[sid]
+    state = session.hook_states[1]
     assert state["starts"] == 2 and state["source"] == "resume"
     assert len(state["ends"]) == 2
 

@@ -185,7 +185,11 @@ def scan(store: Path | None, as_json: bool) -> None:
 
     def render(v: dict[str, Any]) -> str:
         skipped = ", ".join(f"{n} {why}" for why, n in v["skipped"].items()) or "none"
-        return f"mapped {v['files']} files in {v['seconds']} s; skipped: {skipped}"
+        text = f"mapped {v['files']} files in {v['seconds']} s; skipped: {skipped}"
+        names = v.get("not_utf8") or []
+        if names:  # named, so the person can rename them: they cannot appear in the map
+            text += "\nnot mapped, name not UTF-8 (rename to map): " + ", ".join(names)
+        return text
 
     emit(result.to_json(), as_json=as_json, render=render)
 

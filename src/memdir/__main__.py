@@ -13,6 +13,8 @@ import sys
 def main(argv: list[str] | None = None) -> None:
     """Run ``memdir`` with ``argv`` (default: ``sys.argv[1:]``)."""
     args = sys.argv[1:] if argv is None else argv
+    if argv is None:
+        _utf8_or_reexec(args)
     if args[:1] == ["hook"]:
         from memdir.hooks.dispatch import run
 
@@ -31,6 +33,31 @@ def main(argv: list[str] | None = None) -> None:
 
     cli.json_requested = "--json" in args
     cli.main(args=args, prog_name="memdir")
+
+
+REEXEC_GUARD = "MEMDIR_UTF8_REEXEC"
+
+
+def _utf8_or_reexec(args: list[str]) -> None:
+    """Run again in Python's UTF-8 mode when the locale made file names ASCII (issue 9).
+
+    Under ``LC_ALL=POSIX PYTHONUTF8=0`` (or any locale whose encoding is ASCII) Python decodes
+    file names, environment variables and arguments as ASCII: a project under ``/home/李/`` or a
+    hook payload's CJK ``cwd`` then names no file, and hooks silently do nothing. ``-X utf8``
+    (which outranks ``PYTHONUTF8``) reads them all as UTF-8, as every other tool on the machine
+    does. Nothing has been read from stdin yet, so a hook's payload is still there.
+    """
+    import os
+
+    encoding = sys.getfilesystemencoding().lower().replace("-", "")
+    if encoding == "utf8" or os.environ.get(REEXEC_GUARD) or sys.platform == "win32":
+        return
+    os.environ[REEXEC_GUARD] = "1"  # once: a Python that cannot run in UTF-8 mode goes on
+    os.environ["PYTHONUTF8"] = "1"  # memdir's own children (reindex, sync) read UTF-8 too
+    try:
+        os.execv(sys.executable, [sys.executable, "-X", "utf8", "-m", "memdir", *args])  # noqa: S606
+    except OSError:
+        return  # carry on in this locale: arguments are still recovered by _as_utf8
 
 
 def _json_escape(error: UnicodeError) -> tuple[str, int]:

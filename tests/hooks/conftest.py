@@ -40,6 +40,16 @@ class HookRun:
         return str(value.get("hookSpecificOutput", {}).get("additionalContext", ""))
 
 
+HOST_VARIABLES = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CLAUDE_CODE_SESSION_ID")
+"""Set by a host that runs these tests; a hook under test gets them only when a test says so."""
+
+
+def _base_env() -> dict[str, str]:
+    import os
+
+    return {k: v for k, v in os.environ.items() if k not in HOST_VARIABLES}
+
+
 def run_hook(
     event: str,
     payload: dict[str, Any] | bytes | str,
@@ -59,7 +69,6 @@ def run_hook(
     args = [sys.executable, "-m", "memdir", "hook", event]
     if host:
         args += ["--host", host]
-    import os
 
     done = subprocess.run(
         args,
@@ -67,7 +76,7 @@ def run_hook(
         capture_output=True,
         cwd=cwd,
         timeout=timeout,
-        env={**os.environ, **(env or {})},
+        env={**_base_env(), **(env or {})},
         check=False,
     )
     run = HookRun(done)

@@ -38,20 +38,6 @@ def _replay(name: str, project: Path) -> HookRun:
     return run_hook(payload["hook_event_name"], payload, cwd=project, host="codex")
 
 
-BUG_PATCH = pytest.mark.xfail(
-    strict=True,
-    reason="issue 8, engineer hookpath: apply_patch Add/Update/Move/Delete not parsed into writes",
-)
-BUG_SHELL_READ = pytest.mark.xfail(
-    strict=True, reason="issue 8, engineer hookpath: a repeated `cat FILE` is not gated as a read"
-)
-BUG_COMPACTION = pytest.mark.xfail(
-    strict=True,
-    reason="issue 8, engineer hookpath: Codex's SessionStart(resume) before SessionStart(compact) "
-    "starts a second read generation for one compaction",
-)
-
-
 @pytest.fixture
 def codex_project(store: Path) -> Path:
     """The store's project, holding the files the recorded session worked on."""
@@ -115,7 +101,6 @@ def test_shell_commands_leave_action_rows(store: Path, codex_project: Path) -> N
     assert commands == ["cat notes.txt", "sed -n '2,4p' src/app.py", "ls src"]
 
 
-@BUG_SHELL_READ
 def test_second_cat_of_an_unchanged_file_is_refused_once(store: Path, codex_project: Path) -> None:
     """The shell-read rule: ``cat FILE`` is a full read, and the same read again is refused."""
     _replay("SessionStart-startup", codex_project)
@@ -128,7 +113,6 @@ def test_second_cat_of_an_unchanged_file_is_refused_once(store: Path, codex_proj
     assert _replay("PreToolUse-Bash-ranged", codex_project).json is None  # ranged reads pass
 
 
-@BUG_PATCH
 def test_apply_patch_sections_become_one_row_per_file(store: Path, codex_project: Path) -> None:
     """Add, Update, Move and Delete sections each leave a row naming the file."""
     _replay("SessionStart-startup", codex_project)
@@ -140,7 +124,6 @@ def test_apply_patch_sections_become_one_row_per_file(store: Path, codex_project
     assert "added.txt" in written and "src/moved.py" in written, written
 
 
-@BUG_COMPACTION
 def test_codex_compaction_order_is_one_checkpoint(store: Path, codex_project: Path) -> None:
     """Codex's order on ``exec resume`` (PreCompact, PostCompact, SessionStart resume, then
     compact) records one checkpoint and starts exactly one new read generation."""

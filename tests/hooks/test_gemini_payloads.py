@@ -104,10 +104,6 @@ def test_a_second_full_read_file_is_refused_in_geminis_shape(gemini_project: Pat
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="hookpath bug: read_file's start_line/end_line are not seen as a ranged read",
-)
 def test_a_ranged_read_file_leaves_the_full_read_allowed(gemini_project: Path) -> None:
     assert gemini("BeforeTool-read_file-ranged", gemini_project).json is None
     gemini("AfterTool-read_file-ranged", gemini_project)
@@ -140,11 +136,6 @@ def test_write_file_and_replace_update_the_file_map(store: Path, gemini_project:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="hookpath bug: Gemini's <hook_context> (memdir's fence, HTML-escaped) is journalled "
-    "as the person's words",
-)
 def test_the_digest_gemini_hands_back_in_the_prompt_is_not_journalled(
     store: Path, gemini_project: Path
 ) -> None:
@@ -164,11 +155,6 @@ def test_remember_that_in_a_gemini_prompt_stores_an_owner_belief(
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="hookpath bug: mcp_memdir_memory_remember is not recognised as a save, so a false "
-    "'saved no memory' reminder is queued",
-)
 def test_an_mcp_save_under_geminis_tool_name_counts_as_saved_memory(
     store: Path, gemini_project: Path
 ) -> None:

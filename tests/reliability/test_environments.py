@@ -294,3 +294,43 @@ def test_a_file_name_that_is_not_utf8_is_reported_by_name_by_scan(
 
     text = memdir(project, "scan")
     assert "src/caf\\xe9.py" in text.stdout.decode() and "rename" in text.stdout.decode()
+
+
+@pytest.mark.slow
+def test_a_cjk_project_root_works_in_a_posix_locale_for_the_cli_and_hooks(tmp_path: Path) -> None:
+    posix = {"LC_ALL": "POSIX", "PYTHONUTF8": "0", "LANG": "", "PYTHONIOENCODING": ""}
+    project = tmp_path / "项目"
+    project.mkdir()
+    git(project, "init", "-q")
+    assert memdir(project, "init", env=posix).returncode == 0
+    written = memdir(project, "remember", "部署在周五", "--json", env=posix)
+    assert written.returncode == 0, written.stderr
+    health = memdir(project, "health", "--json", env=posix)
+    assert json.loads(health.stdout)["store"] == str(project / ".memdir")  # named as it is
+
+    (project / "模块.py").write_text("def f():\n    return 1\n", encoding="utf-8")
+    payload = {
+        "session_id": "posix",
+        "hook_event_name": "PostToolUse",
+        "cwd": str(project),
+        "tool_name": "Read",
+        "tool_input": {"file_path": str(project / "模块.py")},
+        "tool_response": {},
+    }
+    full = {**os.environ, "LC_ALL": "POSIX", "PYTHONUTF8": "0"}
+    full.pop("LANG", None)
+    done = subprocess.run(
+        [*MEMDIR, "hook", "PostToolUse"],
+        input=json.dumps(payload).encode(),
+        cwd=project,
+        env=full,
+        capture_output=True,
+        check=False,
+    )
+    assert done.returncode == 0 and done.stdout == b""
+    rows = [
+        json.loads(line)
+        for path in (project / ".memdir" / "actions").glob("*.jsonl")
+        for line in path.read_text(encoding="utf-8").splitlines()
+    ]
+    assert [row["path"] for row in rows] == ["模块.py"]  # the hook found its project and file

@@ -1,11 +1,19 @@
-"""PreCompact and PostCompact: checkpoint the session, idempotently, and never block.
+"""PreCompact and PostCompact: one checkpoint per compaction, in any host's order; never block.
 
-PreCompact records one checkpoint per compaction (a second PreCompact for the same pending
-compaction is a no-op) and starts a new read generation; SessionStart with ``source: compact``
-then re-injects the rules. When a host skips PreCompact, PostCompact or SessionStart(compact)
-starts the generation instead (case B36). Neither returns a decision: blocking compaction
-would leave a full context stuck. Gemini CLI fires PreCompress before every model request, so
-there only the ones that will really compress count (:mod:`memdir.hooks.gemini_compress`).
+Hosts fire a compaction's events in different orders: Claude Code PreCompact →
+SessionStart(``compact``) → PostCompact; Codex PreCompact → PostCompact (then SessionStart
+``resume`` and ``compact`` on ``exec resume``); Gemini CLI only PreCompress (mapped to
+PreCompact), from inside a turn, before *every* model request, so there only one that will
+really compress counts (:mod:`memdir.hooks.gemini_compress`); a host may skip PreCompact. So a
+compaction is *open* from its first event until the session does something else (a prompt or a
+tool call): every later compaction event while it is open belongs to it, and records nothing
+new. A PreCompact seen after the open compaction's PostCompact starts the next compaction
+(the fold decides: :func:`memdir.kernel.session.join_compaction`).
+
+The first event of a compaction records its checkpoint (reads and writes so far) and starts a
+new read generation, so the duplicate-read gate never refuses a file whose earlier read was
+compacted away (case B36); SessionStart with ``source: compact`` then re-injects the rules.
+Neither event returns a decision: blocking compaction would leave a full context stuck.
 
 Imports: standard library and the kernel only.
 """

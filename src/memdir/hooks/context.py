@@ -91,6 +91,7 @@ class Context:
         self._index: Index | None = None
         self._manifest: Manifest | None = None
         self.cold = False  # set when the index is opened: see :attr:`index`
+        self.read_only = False  # a preview: start nothing in the background
 
     def kept(self) -> None:
         """Say that the event's must-keep row (journal turn, action row) is written.
@@ -129,7 +130,7 @@ class Context:
 
             self._index = Index(self.store, busy_timeout_seconds=self.remaining())
             self.cold = _is_cold(self._index, self.store)
-            if self.cold:
+            if self.cold and not self.read_only:
                 _rebuild_in_background(self.store)
         return self._index
 

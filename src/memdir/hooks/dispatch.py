@@ -30,14 +30,19 @@ from pathlib import Path
 from memdir.hooks.context import Context
 from memdir.hooks.payload import HookResult, normalise, render
 from memdir.kernel import hookio, paths
+from memdir.kernel.hosttable import host_entry
 from memdir.kernel.lock import quiesce
+
+TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
 
 GUARD = "MEMDIR_IN_HOOK"
 DEFAULT_BUDGET_SECONDS = 2.0
 """Well under the 10 s timeout memdir installs, and under Claude Code's UserPromptSubmit 30 s."""
 BUDGET_SECONDS = {"SessionEnd": 1.0, "PreToolUse": 1.5}
 """SessionEnd hooks share Claude Code's 1.5 s end-of-session budget; PreToolUse delays a tool."""
-KEEPS = frozenset({"UserPromptSubmit", "PostToolUse", "Stop"})
+KEEPS = frozenset({"UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop"})
 """Events that append a row that must never be lost (journal turn, action row)."""
 KEEP_GRACE_SECONDS = 4.0
 """How long an overrun hook still waits for its locks: the watchdog fires at 1.5 x the budget
@@ -53,6 +58,7 @@ HANDLERS: dict[str, str] = {
     "UserPromptSubmit": "memdir.hooks.prompt_submit",
     "PreToolUse": "memdir.hooks.pre_tool_use",
     "PostToolUse": "memdir.hooks.post_tool_use",
+    "PostToolUseFailure": "memdir.hooks.post_tool_use",
     "PostToolBatch": "memdir.hooks.post_tool_batch",
     "Stop": "memdir.hooks.stop",
     "PreCompact": "memdir.hooks.compaction",
@@ -83,33 +89,176 @@ def _watchdog(stop: _Stop, event: str, budget: float) -> None:
     os._exit(0)
 
 
-def _arguments(argv: list[str]) -> tuple[str, str]:
-    event, host = "", "claude-code"
+def _options(argv: list[str]) -> tuple[str, dict[str, str]]:
+    """Return the event argument and the ``--name value`` options (flags get ``"1"``)."""
+    event = ""
+    options: dict[str, str] = {"host": "claude-code"}
     rest = list(argv)
     while rest:
         item = rest.pop(0)
-        if item == "--host" and rest:
-            host = rest.pop(0)
-        elif item.startswith("--host="):
-            host = item.split("=", 1)[1]
+        if item in ("--preview", "--json"):
+            options[item[2:]] = "1"
+        elif item.startswith("--") and "=" in item:
+            name, value = item[2:].split("=", 1)
+            options[name] = value
+        elif item.startswith("--") and rest:
+            options[item[2:]] = rest.pop(0)
         elif not event:
             event = item
-    return event, host
+    return event, options
 
 
-def _find_store(cwd: str) -> Path | None:
+def _arguments(argv: list[str]) -> tuple[str, str]:
+    event, options = _options(argv)
+    return event, options["host"]
+
+
+SESSION_ROOTS = "session-roots"
+SESSION_ROOTS_KEPT = 500
+
+
+def _roots_dir() -> Path:
+    return paths.user_store_dir() / paths.STATE_DIRNAME / SESSION_ROOTS
+
+
+def _recorded_store(session_id: str) -> Path | None:
+    """Return the store recorded for this session at its start, if it still is one."""
+    if not session_id or session_id == "default":
+        return None
+    from memdir.kernel.session import session_key
+
+    try:
+        named = Path((_roots_dir() / session_key(session_id)).read_text(encoding="utf-8").strip())
+    except (OSError, ValueError):
+        return None
+    return named if named.is_absolute() and paths.is_store(named) else None
+
+
+def _record_store(session_id: str, store: Path) -> None:
+    """Remember which store this session belongs to (in the user's state, beside no store)."""
+    if not session_id or session_id == "default":
+        return
+    from memdir.kernel.atomic import write_text_atomic
+    from memdir.kernel.session import session_key
+
+    folder = _roots_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(folder / session_key(session_id), str(store), durable=False)
+        entries = sorted(os.scandir(folder), key=lambda e: e.stat().st_mtime)
+        for entry in entries[:-SESSION_ROOTS_KEPT]:
+            os.unlink(entry.path)
+    except OSError:
+        pass  # routing falls back on the project-dir variable and the payload's cwd
+
+
+def _find_store(
+    host: str, cwd: str, session_id: str = "", *, starting: bool = False, record: bool = True
+) -> Path | None:
+    """Return the store this hook belongs to (DESIGN §7, case B49), or ``None``.
+
+    In order: ``MEMDIR_STORE``; the host's own project-dir variable (the host table's
+    ``project_dir_env``: only the host's own, since a host started from another host's shell
+    inherits that one's variables); the store recorded when this session started; the payload's
+    ``cwd``; the process's working directory. A payload ``cwd`` that wandered into another
+    repository with its own store never moves the session there. Only a session's start
+    (``startup``) records its store; a resume or compaction keeps the recorded one.
+    """
     named = os.environ.get("MEMDIR_STORE")
     if named:
         return Path(named) if paths.is_store(Path(named)) else None
-    start = Path(cwd) if cwd else Path(os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd())
+    store: Path | None = None
+    variable = str(host_entry(host).get("project_dir_env") or "")
+    value = os.environ.get(variable) if variable else None
+    if value and Path(value).is_absolute():
+        try:  # the host named the project: its store or none, never one the cwd wandered into
+            store = paths.discover_store(Path(value))
+        except OSError:
+            return None
+        if store is not None and starting and record:
+            _record_store(session_id, store)
+        return store
+    recorded = None if starting else _recorded_store(session_id)
+    if store is None:
+        store = recorded
+    if store is None:
+        start = Path(cwd) if cwd else Path(os.getcwd())
+        try:
+            store = paths.discover_store(start)
+        except OSError:
+            return None
+    if store is not None and record and (starting or recorded is None):
+        _record_store(session_id, store)
+    return store
+
+
+def run_preview(argv: list[str]) -> int:
+    """``memdir hook EVENT --preview``: print what the agent would be given; write nothing.
+
+    Prints the injected text (or the refusal a PreToolUse would send) on stdout, or the exact
+    JSON the host would read with ``--json``; says so on stderr when the hook would stay silent.
+
+    Returns:
+        0 (shown, or nothing to show), 2 (usage: no event, or one memdir does not handle),
+        4 (no store here).
+    """
+    event_arg, options = _options(argv)
+    payload: dict[str, object] = {}
+    if not sys.stdin.isatty():
+        payload, _ = hookio.read_payload(sys.stdin.buffer)
+    return show_preview(event_arg, options, payload)
+
+
+def show_preview(event_arg: str, options: dict[str, str], payload: dict[str, Any]) -> int:
+    """Print what the hook for ``event_arg`` would give the agent (see :func:`run_preview`).
+
+    Args:
+        event_arg: The event, in memdir's or the host's name.
+        options: ``host`` (default ``claude-code``), and optionally ``prompt``, ``source``,
+            ``session``, ``json``.
+        payload: The host's payload (``{}`` for none).
+
+    Returns:
+        The exit status: 0, 2 (usage) or 4 (no store).
+    """
+    from memdir.hooks.preview import PREVIEWED, preview
+
+    host = options.get("host", "claude-code")
+    for name in ("prompt", "source"):
+        if name in options:
+            payload[name] = options[name]
+    if "session" in options:
+        payload["session_id"] = options["session"]
+    event = normalise(host, event_arg, payload)
+    if event.name not in HANDLERS:
+        sys.stderr.write(f"memdir: no hook event {event_arg!r}; one of {', '.join(HANDLERS)}\n")
+        return 2
+    store = _find_store(host, event.cwd, event.session, record=False)
+    if store is None:
+        sys.stderr.write("memdir: no memdir store for this project (run `memdir init`)\n")
+        return 4
+    project = store.parent if store.name == paths.STORE_DIRNAME else Path(os.getcwd())
+    context = Context(store, project, time.monotonic() + 30)
+    context.read_only = True
     try:
-        return paths.discover_store(start)
-    except OSError:
-        return None
+        result = preview(event, context) if event.name in PREVIEWED else None
+    finally:
+        context.close()
+    response = render(host, event, result) if result is not None else None
+    if response is None or result is None:
+        sys.stderr.write(f"memdir: the {event_arg} hook would give the agent nothing now\n")
+        return 0
+    if "json" in options:
+        sys.stdout.write(hookio.encode_response(response).decode("utf-8"))
+    else:
+        sys.stdout.write((result.context or result.deny_reason) + "\n")
+    return 0
 
 
 def run(argv: list[str]) -> int:
     """Handle one hook invocation; return the process exit status, which is always 0."""
+    if "--preview" in argv:
+        return run_preview(argv)
     if os.environ.get(GUARD):
         return 0
     os.environ[GUARD] = "1"
@@ -124,7 +273,8 @@ def run(argv: list[str]) -> int:
     try:
         payload, problem = hookio.read_payload(sys.stdin.buffer)
         event = normalise(host, event_arg, payload)
-        store = stop.store = _find_store(event.cwd)
+        starting = event.name == "SessionStart" and event.source in ("", "startup")
+        store = stop.store = _find_store(host, event.cwd, event.session, starting=starting)
         if store is not None:
             paths.check_layout(store)  # a store folder linking outside: log it, touch nothing
         if problem:

@@ -11,65 +11,42 @@ Imports: standard library and the kernel only.
 
 from __future__ import annotations
 
+from memdir.kernel.fence import strip_injected
 from memdir.kernel.hookio import CANONICAL_EVENTS, dict_field, text_field
+from memdir.kernel.hosttable import HOSTS, payload_field
 
 TYPE_CHECKING = False  # the hook path never imports typing or dataclasses (start-up cost)
 if TYPE_CHECKING:
     from typing import Any
 
-EVENT_ALIASES: dict[str, dict[str, str]] = {
-    "claude-code": {},
-    "codex": {},
-    "copilot": {
-        "sessionStart": "SessionStart",
-        "sessionEnd": "SessionEnd",
-        "userPromptSubmitted": "UserPromptSubmit",
-        "preToolUse": "PreToolUse",
-        "postToolUse": "PostToolUse",
-        "agentStop": "Stop",
-        "preCompact": "PreCompact",
-    },
-    "gemini": {
-        "BeforeAgent": "UserPromptSubmit",
-        "AfterAgent": "Stop",
-        "BeforeTool": "PreToolUse",
-        "AfterTool": "PostToolUse",
-        "PreCompress": "PreCompact",
-    },
-    "cursor": {
-        "sessionStart": "SessionStart",
-        "sessionEnd": "SessionEnd",
-        "beforeSubmitPrompt": "UserPromptSubmit",
-        "beforeReadFile": "PreToolUse",
-        "afterFileEdit": "PostToolUse",
-        "beforeShellExecution": "PreToolUse",
-        "afterShellExecution": "PostToolUse",
-        "stop": "Stop",
-        "preCompact": "PreCompact",
-    },
-}
-"""Host event name → canonical event name (hosts not listed use Claude Code's names)."""
 
-TOOL_ALIASES = {
-    "read_file": "Read",
-    "Read": "Read",
-    "view": "Read",
-    "write_file": "Write",
-    "write_to_file": "Write",
-    "Write": "Write",
-    "create": "Write",
-    "replace": "Edit",
-    "edit_file": "Edit",
-    "Edit": "Edit",
-    "MultiEdit": "MultiEdit",
-    "apply_patch": "Edit",
-    "str_replace": "Edit",
-    "run_shell_command": "Bash",
-    "Bash": "Bash",
-    "shell": "Bash",
-    "bash": "Bash",
+def _event_aliases() -> dict[str, dict[str, str]]:
+    aliases: dict[str, dict[str, str]] = {}
+    for host, entry in HOSTS.items():
+        events = entry.get("events", {})
+        aliases[host] = {own: name for name, own in events.items() if own != name}
+    # Cursor's shell events carry a command, not a tool call; they map onto the tool events.
+    aliases["cursor"].update(
+        {"beforeShellExecution": "PreToolUse", "afterShellExecution": "PostToolUse"}
+    )
+    return aliases
+
+
+EVENT_ALIASES = _event_aliases()
+"""Host event name → canonical event name, per host, from the host table (hosts not listed
+use Claude Code's names)."""
+
+TOOLS_BY_HOST: dict[str, dict[str, str]] = {
+    host: {own: tool for tool, names in entry.get("tools", {}).items() for own in names}
+    for host, entry in HOSTS.items()
 }
-"""Host tool name → canonical tool name; anything else keeps its own name."""
+"""Per host: its tool name → canonical tool (``Read``, ``Write``, ``Edit``, ``Bash``)."""
+
+TOOL_ALIASES = {own: tool for table in TOOLS_BY_HOST.values() for own, tool in table.items()}
+"""Any host's tool name → canonical tool: the fallback when a host uses another's names."""
+
+PATCH_TOOLS = frozenset({"apply_patch"})
+"""Tools whose input is a patch naming files (Codex); canonical name ``ApplyPatch``."""
 
 
 class HookEvent:
@@ -88,6 +65,7 @@ class HookEvent:
         tool_input: dict[str, Any] | None = None,
         tool_response: Any = None,
         last_message: str = "",
+        error: str = "",
         subagent: bool = False,
         raw: dict[str, Any] | None = None,
     ) -> None:
@@ -101,13 +79,22 @@ class HookEvent:
         self.tool_input = tool_input or {}
         self.tool_response = tool_response
         self.last_message = last_message
+        self.error = error  # PostToolUseFailure: why the tool call failed
         self.subagent = subagent  # fired inside a subagent (Claude Code sets agent_id)
         self.raw = raw or {}
 
     @property
     def file_path(self) -> str:
         """Return the file a file tool acted on (``file_path``, ``path``, ``filePath``)."""
-        return text_field(self.tool_input, "file_path", "path", "filePath", "absolute_path")
+        return text_field(
+            self.tool_input, "file_path", "path", "filePath", "absolute_path", "notebook_path"
+        )
+
+
+def _tool(host: str, raw: str) -> str:
+    if raw in PATCH_TOOLS:
+        return "ApplyPatch"
+    return TOOLS_BY_HOST.get(host, {}).get(raw) or TOOL_ALIASES.get(raw, raw)
 
 
 def normalise(host: str, event_arg: str, payload: dict[str, Any]) -> HookEvent:
@@ -122,7 +109,15 @@ def normalise(host: str, event_arg: str, payload: dict[str, Any]) -> HookEvent:
     # The installed command names the event; the payload's own name is the fallback.
     name = canonical(event_arg) or canonical(named)
     session = (
-        text_field(payload, "session_id", "sessionId", "conversation_id", "taskId") or "default"
+        text_field(
+            payload,
+            *payload_field(host, "session"),
+            "session_id",
+            "sessionId",
+            "conversation_id",
+            "taskId",
+        )
+        or "default"
     )
     cwd = text_field(payload, "cwd")
     if not cwd:
@@ -130,7 +125,7 @@ def normalise(host: str, event_arg: str, payload: dict[str, Any]) -> HookEvent:
         if isinstance(roots, list) and roots and isinstance(roots[0], str):
             cwd = roots[0]
     tool_input = dict_field(payload, "tool_input") or dict_field(payload, "toolArgs")
-    raw_tool = text_field(payload, "tool_name", "toolName")
+    raw_tool = text_field(payload, *payload_field(host, "tool"), "tool_name", "toolName")
     host_event = named or event_arg
     if host == "cursor" and host_event in ("beforeReadFile", "afterFileEdit"):
         raw_tool = "Read" if host_event == "beforeReadFile" else "Edit"
@@ -143,12 +138,18 @@ def normalise(host: str, event_arg: str, payload: dict[str, Any]) -> HookEvent:
         session=session,
         cwd=cwd,
         source=text_field(payload, "source", "trigger", "reason"),
-        prompt=text_field(payload, "prompt", "user_message"),
-        tool=TOOL_ALIASES.get(raw_tool, raw_tool),
+        # Context a host hands back inside the prompt (Gemini CLI) is never the person's words.
+        prompt=strip_injected(text_field(payload, "prompt", "user_message")),
+        tool=_tool(host, raw_tool),
         tool_input=tool_input,
         tool_response=payload.get("tool_response", payload.get("toolResult")),
+        error=text_field(payload, "error"),
         last_message=text_field(
-            payload, "last_assistant_message", "prompt_response", "agent_message"
+            payload,
+            *payload_field(host, "last_message"),
+            "last_assistant_message",
+            "prompt_response",
+            "agent_message",
         ),
         subagent=bool(payload.get("agent_id")),
         raw=payload,

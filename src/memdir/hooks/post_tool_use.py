@@ -7,6 +7,13 @@ Paths are relative to the project; paths outside it (symlinks resolved), inside 
 naming secret files are never recorded (DESIGN §10.4, §10.5). Bash commands are redacted and
 cut to 300 characters.
 
+Host vocabulary (:mod:`memdir.hooks.tools`): a Codex ``apply_patch`` becomes one row per file it
+added, updated, moved or deleted (``via: apply_patch``), each changed path updating the session's
+state and the anatomy; a shell command that reads project files (``cat``, ``sed -n``,
+``head``…) lists them under ``reads`` and records them in the session's read state, full or
+ranged; ``NotebookEdit`` is an edit; a failed call (``PostToolUseFailure``) is a row with
+``ok: false``, ``failed: true`` and the error, cut and redacted, and changes nothing else.
+
 A changed file's anatomy entry is updated under the store lock; when the lock is not free in
 time, the path goes to ``state/anatomy-spool.jsonl`` and the next update or ``memdir scan``
 merges it. Only the merged lines leave the spool (:func:`memdir.kernel.appendlog.drop_head`),
@@ -18,12 +25,16 @@ Imports: standard library and the kernel only.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
+from memdir.hooks import tools
 from memdir.hooks.context import Context
 from memdir.hooks.payload import HookEvent, HookResult
 from memdir.kernel import appendlog, jsonl, session
 from memdir.kernel.clock import now_iso
 from memdir.kernel.errors import LockTimeoutError
+from memdir.kernel.hookio import text_field
+from memdir.kernel.hosttable import BELIEF_MCP_TOOLS, memdir_mcp_tool
 from memdir.kernel.lock import store_lock
 from memdir.kernel.paths import state_dir
 from memdir.kernel.redact import redact
@@ -33,12 +44,14 @@ TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
 if TYPE_CHECKING:
     from typing import Any
 
-FILE_TOOLS = ("Read", "Write", "Edit", "MultiEdit")
-CHANGING_TOOLS = ("Write", "Edit", "MultiEdit")
+FILE_TOOLS = ("Read", "Write", "Edit", "MultiEdit", "NotebookEdit")
+CHANGING_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
+PATCH_TOOL = "ApplyPatch"
 SPOOL = "anatomy-spool.jsonl"
 COMMAND_CHARS = 300
-_BELIEF_COMMAND = re.compile(r"(?:^|[\s;&|(])memdir\s+(?:remember|correct)\b")
-_BELIEF_TOOL = re.compile(r"^mcp__memdir__(?:memory_remember|memory_correct)$")
+ERROR_CHARS = 300
+PATCH_OPS = {"add": "Write", "update": "Edit", "move": "Edit", "delete": "Delete"}
+"""How each ``apply_patch`` section is logged: one row per file, under the tool it amounts to."""
 
 
 _SHELL_TRAILER = re.compile(r"^(?:Error|Exit Code|Signal|Background PIDs|Process Group PGID): ")
@@ -63,7 +76,13 @@ def _shell_failed(text: str) -> bool:
     return False
 
 
-def _succeeded(response: Any) -> bool:
+def _succeeded(event: HookEvent) -> bool:
+    if event.name == "PostToolUseFailure":
+        return False
+    response = event.tool_response
+    status = tools.exit_status(response)  # Codex: "Exit code: N …"
+    if status is not None:
+        return status == 0
     if isinstance(response, dict):
         if response.get("success") is False or response.get("error") or response.get("is_error"):
             return False
@@ -74,15 +93,29 @@ def _succeeded(response: Any) -> bool:
     return response is not None
 
 
-def action_row(event: HookEvent, rel: str | None) -> dict[str, Any] | None:
-    """Return the action-log row for a tool event, or ``None`` when nothing may be recorded."""
+def _base_row(event: HookEvent, tool: str) -> dict[str, Any]:
     row: dict[str, Any] = {
         "at": now_iso(),
         "session": redact(event.session),  # host-supplied strings are capture paths too
-        "tool": redact(event.tool),
+        "tool": redact(tool),
     }
     if event.subagent:
         row["subagent"] = True
+    return row
+
+
+def _finish(event: HookEvent, row: dict[str, Any]) -> dict[str, Any]:
+    row["ok"] = _succeeded(event)
+    if event.name == "PostToolUseFailure":
+        row["failed"] = True
+        if event.error:
+            row["error"] = truncate(redact(event.error), ERROR_CHARS)
+    return row
+
+
+def action_row(event: HookEvent, rel: str | None) -> dict[str, Any] | None:
+    """Return the action-log row for a tool event, or ``None`` when nothing may be recorded."""
+    row = _base_row(event, event.tool)
     if event.tool in FILE_TOOLS:
         if rel is None:
             return None  # outside the project, inside the store, or a secret file
@@ -92,8 +125,42 @@ def action_row(event: HookEvent, rel: str | None) -> dict[str, Any] | None:
         row["command"] = (
             truncate(redact(command), COMMAND_CHARS) if isinstance(command, str) else ""
         )
-    row["ok"] = _succeeded(event.tool_response)
-    return row
+    return _finish(event, row)
+
+
+def _base_dir(event: HookEvent, context: Context) -> Path:
+    """The folder a tool's relative paths start from: its ``workdir``, else the payload cwd."""
+    for candidate in (text_field(event.tool_input, "workdir", "cwd"), event.cwd):
+        if candidate and Path(candidate).is_absolute():
+            return Path(candidate)
+    return context.project
+
+
+def _relative_to(context: Context, base: Path, path: str) -> str | None:
+    return context.relative(path if Path(path).is_absolute() else str(base / path))
+
+
+def patch_rows(event: HookEvent, context: Context) -> list[tuple[dict[str, Any], list[str]]]:
+    """Return one action row per file an ``apply_patch`` call changed, with the paths changed.
+
+    A moved file changes two paths (the old one is gone); paths outside the project, inside
+    the store or naming secret files are left out (DESIGN §10.4, §10.5).
+    """
+    base = _base_dir(event, context)
+    rows = []
+    for change in tools.patch_files(tools.patch_text(event.tool_input)):
+        rel = _relative_to(context, base, change.path)
+        target = _relative_to(context, base, change.to) if change.to else None
+        shown = target if change.op == "move" else rel
+        if shown is None:
+            continue
+        row = _base_row(event, PATCH_OPS[change.op])
+        row["path"] = redact(shown)
+        row["via"] = "apply_patch"
+        if change.op == "move" and rel is not None:
+            row["from"] = redact(rel)
+        rows.append((_finish(event, row), [p for p in (rel, target) if p is not None]))
+    return rows
 
 
 def _update_anatomy(context: Context, paths: list[str]) -> None:
@@ -124,36 +191,71 @@ def _update_anatomy(context: Context, paths: list[str]) -> None:
             jsonl.append_line(spool, {"path": rel, "at": now_iso()})
 
 
+def _shell_reads(event: HookEvent, context: Context) -> tuple[list[str], bool]:
+    command = event.tool_input.get("command")
+    if event.tool != "Bash" or not isinstance(command, str):
+        return [], False
+    files, full, _ = tools.shell_reads(command)
+    base = _base_dir(event, context)
+    rels = [rel for rel in (_relative_to(context, base, f) for f in files) if rel is not None]
+    return list(dict.fromkeys(rels)), full
+
+
 def handle(event: HookEvent, context: Context) -> HookResult | None:
-    """Record one tool event; never answers the host."""
-    rel = context.relative(event.file_path) if event.tool in FILE_TOOLS else None
-    row = action_row(event, rel)
-    if row is not None:
-        jsonl.append_line(context.store / "actions" / f"{row['at'][:10]}.jsonl", row)
-    ok = bool(row and row["ok"])
-    belief = bool(
-        (event.tool == "Bash" and _BELIEF_COMMAND.search(str(event.tool_input.get("command", ""))))
-        or _BELIEF_TOOL.match(event.tool)
+    """Record one tool event (or failed tool call); never answers the host."""
+    ok = _succeeded(event)
+    changed: list[str] = []
+    reads: list[str] = []
+    full_reads = False
+    if event.tool == PATCH_TOOL or (event.tool == "Bash" and tools.patch_text(event.tool_input)):
+        rows = patch_rows(event, context)
+        for row, paths in rows:
+            jsonl.append_line(context.store / "actions" / f"{row['at'][:10]}.jsonl", row)
+            changed += paths
+        if not rows:  # a patch naming no recordable file is still a tool call
+            row = _finish(event, _base_row(event, "apply_patch"))
+            jsonl.append_line(context.store / "actions" / f"{row['at'][:10]}.jsonl", row)
+    else:
+        rel = context.relative(event.file_path) if event.tool in FILE_TOOLS else None
+        reads, full_reads = _shell_reads(event, context)
+        single = action_row(event, rel)
+        if single is not None:
+            if reads:
+                single["reads"] = [redact(r) for r in reads]
+            jsonl.append_line(context.store / "actions" / f"{single['at'][:10]}.jsonl", single)
+        if rel is not None and event.tool in CHANGING_TOOLS:
+            changed.append(rel)
+        if rel is not None and event.tool == "Read":
+            reads, full_reads = [rel], _full_read_tool(event)
+    command = str(event.tool_input.get("command", ""))
+    belief = memdir_mcp_tool(event.tool) in BELIEF_MCP_TOOLS or (
+        event.tool == "Bash" and tools.is_save_command(command)
     )
+    changed = list(dict.fromkeys(changed)) if ok else []
     change: dict[str, Any] = {"e": "tool", "belief": belief and ok}
-    if rel is not None and ok and not event.subagent and event.tool == "Read":
-        change["read"] = _read(context, event, rel)
-    if rel is not None and ok and event.tool in CHANGING_TOOLS:
-        change["wrote"] = rel
+    if ok and not event.subagent and reads:
+        seen = [r for r in (_read(context, rel, full_reads) for rel in reads) if r is not None]
+        if seen:
+            change["read"] = seen[0] if len(seen) == 1 else seen
+    if changed:
+        change["wrote"] = changed[0] if len(changed) == 1 else changed
     # The session's bookkeeping is one appended event, never a locked read-modify-write, so
     # hundreds of hooks of one session at once never wait for each other (issue 9, item 4);
     # the watchdog lets it land like the action row.
     session.record(context.store, event.session, change)
     context.kept()
-    if rel is not None and ok and event.tool in CHANGING_TOOLS:
-        _update_anatomy(context, [rel])
+    if changed:
+        _update_anatomy(context, changed)
     return None
 
 
-def _read(context: Context, event: HookEvent, rel: str) -> dict[str, Any] | None:
-    """What the read saw: the file's identity now (see :func:`memdir.kernel.session.observe`)."""
+def _full_read_tool(event: HookEvent) -> bool:
+    return all(event.tool_input.get(k) in (None, "", 0) for k in tools.RANGE_KEYS)
+
+
+def _read(context: Context, rel: str, full: bool) -> dict[str, Any] | None:
+    """What a read saw: the file's identity now (see :func:`memdir.kernel.session.observe`)."""
     seen = session.observe(context.project / rel)
     if seen is None:
         return None
-    full = all(event.tool_input.get(k) in (None, "", 0) for k in ("offset", "limit", "pages"))
     return {"rel": rel, **seen, "full": full, "tokens": -(-seen["size"] // 4)}

@@ -1,11 +1,12 @@
 """PreToolUse: the duplicate-read gate (DESIGN §7).
 
 A full read (no ``offset``/``limit``) of a file this session already read in full, unchanged on
-disk since (same size, modification time, inode and content hash: a rewrite that restores the
-modification time is a change), in the current context generation (no compaction
+disk since (same size and modification time), in the current context generation (no compaction
 or /clear since), by the main agent (not a subagent), is refused once per file. The reason tells
 the agent to reuse its earlier read or pass ``offset``/``limit``, and that a retry passes, so the
-gate can never deadlock a real need. ``[hooks] duplicate_read`` is ``deny`` (default), ``warn``
+gate can never deadlock a real need. A shell ``cat FILE`` (one file, no option) is a full read
+too and is gated the same way; ranged shell reads never are (the rule is in
+:mod:`memdir.hooks.tools`). ``[hooks] duplicate_read`` is ``deny`` (default), ``warn``
 (allow, with a note) or ``off``.
 
 The refusal travels on the host's JSON channel with exit 0, never as an exit code a host might
@@ -17,22 +18,69 @@ Imports: standard library and the kernel only.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
+from memdir.hooks import tools
 from memdir.hooks.context import Context
 from memdir.hooks.payload import HookEvent, HookResult
 from memdir.kernel import session
+from memdir.kernel.hookio import text_field
+
+
+def _target(event: HookEvent, context: Context) -> tuple[str | None, str]:
+    """Return the file a gated full read names, relative to the project, and how it reads.
+
+    A ``Read`` without ``offset``/``limit``, or a shell ``cat FILE`` (the rule in
+    :mod:`memdir.hooks.tools`); ``(None, "")`` for anything else.
+    """
+    if event.tool == "Read":
+        if any(event.tool_input.get(k) not in (None, "", 0) for k in tools.RANGE_KEYS):
+            return None, ""  # a ranged read is always allowed
+        return context.relative(event.file_path), "read"
+    command = event.tool_input.get("command")
+    if event.tool != "Bash" or not isinstance(command, str):
+        return None, ""
+    files, _, gated = tools.shell_reads(command)
+    if not gated:
+        return None, ""
+    base = text_field(event.tool_input, "workdir") or event.cwd
+    path = files[0]
+    if not Path(path).is_absolute() and base and Path(base).is_absolute():
+        path = str(Path(base) / path)
+    return context.relative(path), "cat"
+
+
+def refusal(rel: str, tokens: int, how: str) -> str:
+    """Return the reason given to the agent for refusing a repeated full read of ``rel``.
+
+    Args:
+        rel: The file, relative to the project.
+        tokens: The estimated size of the earlier read.
+        how: ``read`` (the Read tool) or ``cat`` (a shell read), for the advice given.
+    """
+    from memdir.kernel.fence import neutralise  # only when refusing: a rare, slower path
+
+    shown = neutralise(rel)  # a file name is text from the project: shown like memory
+    advice = (
+        "pass offset/limit to read part of it."
+        if how == "read"
+        else "read part of it (sed -n 'FROM,TOp' FILE, head, tail)."
+    )
+    return (
+        f"memdir: {shown} was already read in full in this session and has not changed on disk "
+        f"since (~{tokens} tokens). Reuse the earlier read, or {advice} Retrying the same full "
+        "read is allowed."
+    )
 
 
 def handle(event: HookEvent, context: Context) -> HookResult | None:
     """Refuse (or warn about) a duplicate full read; otherwise stay silent."""
-    if event.tool != "Read" or event.subagent:
+    if event.tool not in ("Read", "Bash") or event.subagent:
         return None
     mode = context.settings.duplicate_read
     if mode == "off":
         return None
-    if any(event.tool_input.get(key) not in (None, "", 0) for key in ("offset", "limit", "pages")):
-        return None  # a ranged read is always allowed
-    rel = context.relative(event.file_path)
+    rel, how = _target(event, context)
     if rel is None:
         return None
     try:
@@ -57,14 +105,7 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
     if not session.deny_applies(before, deny):
         return None
     tokens = int(before["reads"][rel].get("tokens", 0))
-    from memdir.kernel.fence import neutralise  # only when refusing: a rare, slower path
-
-    shown = neutralise(rel)  # a file name is text from the project: shown like memory
-    message = (
-        f"memdir: {shown} was already read in full in this session and has not changed on disk "
-        f"since (~{tokens} tokens). Reuse the earlier read, or pass offset/limit to read part of "
-        "it. Retrying the same full read is allowed."
-    )
+    message = refusal(rel, tokens, how)
     if mode == "warn":
         return HookResult(context=message)
     return HookResult(deny_reason=message)

@@ -1,9 +1,12 @@
 """SessionStart: inject the session digest; after compaction or /clear, evict earlier reads.
 
 ``source`` is ``startup``, ``resume``, ``clear``, ``compact`` (or ``fork``). A resumed session
-keeps its state (case B37). ``compact`` and ``clear`` start a new read generation, so the
-duplicate-read gate never refuses a file whose earlier read is no longer in context, and the
-rules are re-injected even when PreCompact never ran (case B36).
+keeps its state (case B37), and its digest leaves out what the resumed context already holds
+(nothing at all when nothing new would be shown). ``clear`` starts a new read generation, and
+``compact`` joins the compaction in progress (:func:`memdir.hooks.compaction.join_compaction`:
+one checkpoint per compaction, whatever the order of its events), so the duplicate-read gate
+never refuses a file whose earlier read is no longer in context, and the rules are re-injected
+even when PreCompact never ran (case B36).
 
 Imports: standard library and the kernel only.
 """
@@ -17,6 +20,10 @@ from memdir.hooks.context import Context
 from memdir.hooks.payload import HookEvent, HookResult
 from memdir.kernel import digest, session
 from memdir.kernel.text import estimate_tokens
+
+TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
 
 RECENT_FILES = 12
 
@@ -38,16 +45,23 @@ def _spawn_reindex(context: Context) -> None:
     )
 
 
+def recent_files(state: dict[str, Any]) -> list[str]:
+    """Return the files this session wrote, then read, newest first (at most a dozen)."""
+    recent = list(reversed(state["written"]))[:RECENT_FILES]
+    recent += [p for p in reversed(list(state["reads"])) if p not in recent][
+        : RECENT_FILES - len(recent)
+    ]
+    return recent
+
+
 def handle(event: HookEvent, context: Context) -> HookResult | None:
     """Update the session's state and return the digest to inject."""
     source = event.source or "startup"
     fresh_context = source in ("compact", "clear")
     session.record(context.store, event.session, {"e": "start", "source": source})
     state = session.load(context.store, event.session)
-    recent = list(reversed(state["written"]))[:RECENT_FILES]
-    recent += [p for p in reversed(list(state["reads"])) if p not in recent][
-        : RECENT_FILES - len(recent)
-    ]
+    recent = recent_files(state)
+    already = list(state["injected"]) if source == "resume" else []  # what its context holds
     index = context.index
     if not index.list_docs(limit=1) and not index.file_stats():
         _spawn_reindex(context)
@@ -59,6 +73,8 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         files=recent,
         budget_tokens=settings.digest_tokens,
         compacted=fresh_context,
+        exclude=already,
+        mirrored=digest.mirrored_ids(context.store) if event.host == "claude-code" else frozenset(),
     )
     if not injection.text:
         return None

@@ -1,8 +1,12 @@
 """Stop: journal the assistant's last message; queue a reminder to write memory. Never blocks.
 
-Stop fires at the end of every turn. When the session has changed files and no belief was
-written (by ``memdir remember``/``correct``, the MCP tools, or an explicit request in a
-prompt), a reminder is queued once for the next prompt. Stopping is never blocked: a memory
+Stop fires at the end of every turn. The answer is the payload's ``last_assistant_message``
+(Gemini CLI: ``prompt_response``); when a host sends only the common fields, it is the last
+assistant message in ``transcript_path`` (Claude Code's JSONL transcript). When the session has
+changed files and no belief was written (by ``memdir remember``/``correct``, the MCP tools under
+any host's name for them, a save the MCP server marked for this session
+(:mod:`memdir.kernel.saves`), or an explicit request in a prompt), a reminder is queued once
+for the next prompt. Stopping is never blocked: a memory
 tool must not hold a person's session hostage.
 
 Imports: standard library and the kernel only.
@@ -12,27 +16,96 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import sys
 import time
+from pathlib import Path
 
 from memdir.hooks.context import Context
 from memdir.hooks.payload import HookEvent, HookResult
-from memdir.kernel import journal, session
+from memdir.kernel import journal, saves, session
 from memdir.kernel.errors import MemdirError
+from memdir.kernel.hookio import text_field
+
+TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
+
+
+TRANSCRIPT_TAIL_BYTES = 1024 * 1024
+"""How much of a transcript's end is read to find the last assistant message."""
+MESSAGE_CHARS = 64 * 1024
+
+
+def _text_of(message: Any) -> str:
+    """Return the text blocks of a transcript message's content, joined."""
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    parts = [
+        block.get("text", "")
+        for block in content
+        if isinstance(block, dict) and block.get("type") == "text"
+    ]
+    return "\n\n".join(p for p in parts if isinstance(p, str) and p.strip())
+
+
+def last_assistant_message(transcript: str) -> str:
+    """Return the newest main-agent assistant text in a Claude Code JSONL transcript ("" if none).
+
+    Only the transcript's last :data:`TRANSCRIPT_TAIL_BYTES` are read; lines that are not JSON,
+    sidechain (subagent) lines and assistant lines holding only tool calls are skipped.
+
+    Args:
+        transcript: The payload's ``transcript_path`` (a ``.jsonl`` file).
+    """
+    path = Path(transcript)
+    if not transcript or path.suffix != ".jsonl" or not path.is_absolute():
+        return ""
+    try:
+        with path.open("rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                return ""
+            handle.seek(max(size - TRANSCRIPT_TAIL_BYTES, 0))
+            lines = handle.read().splitlines()
+    except OSError:
+        return ""
+    import json
+
+    for raw in reversed(lines):
+        try:
+            row = json.loads(raw)
+        except ValueError:
+            continue
+        if not isinstance(row, dict) or row.get("type") != "assistant" or row.get("isSidechain"):
+            continue
+        text = _text_of(row.get("message"))
+        if text.strip():
+            return text[:MESSAGE_CHARS]
+    return ""
 
 
 def handle(event: HookEvent, context: Context) -> HookResult | None:
     """Journal the turn's answer and maybe queue a reminder; return nothing."""
     if event.subagent:
         return None
-    if event.last_message.strip():
+    answer = event.last_message
+    if not answer.strip():  # hosts that send only the common fields: read the transcript
+        answer = last_assistant_message(text_field(event.raw, "transcript_path"))
+    if answer.strip():
         with contextlib.suppress(MemdirError):  # nothing left after private spans: no turn
-            journal.append_turn(
-                context.store, "assistant", event.last_message, session=event.session
-            )
+            journal.append_turn(context.store, "assistant", answer, session=event.session)
     context.kept()
-    session.record(context.store, event.session, {"e": "stop"})  # the fold queues the reminder
-    if event.last_message.strip() and _observer_due(context):
+    stop: dict[str, Any] = {"e": "stop"}  # the fold queues the reminder
+    state = session.load(context.store, event.session)
+    if state["written"] and not state["beliefs"] and not state["reminded"]:
+        # A save through the MCP server, under whatever name the host gave the tool.
+        stop["saved"] = saves.count_for(context.store, event.session, str(state["started_at"])) > 0
+    session.record(context.store, event.session, stop)
+    if answer.strip() and _observer_due(context):
         _spawn_observer(context)
     return None
 

@@ -149,3 +149,32 @@ def render(
     if budget_tokens is not None and used > budget_tokens:
         return "", []
     return "\n".join(head + lines + tail), kept
+
+
+_INJECTED = re.compile(
+    r"<hook_context>.*?</hook_context>"  # Gemini CLI's wrapper around any hook's context
+    rf"|<{TAG}>.*?</{TAG}>"  # memdir's own fence, as memdir wrote it
+    rf"|&lt;{TAG}&gt;.*?&lt;/{TAG}&gt;",  # the same, HTML-escaped as Gemini CLI passes it on
+    re.DOTALL,
+)
+
+
+def strip_injected(text: str) -> str:
+    """Return a prompt without the context hooks injected into it.
+
+    Gemini CLI hands SessionStart and BeforeAgent context back inside the *next* user prompt,
+    wrapped in ``<hook_context>…</hook_context>`` with ``<`` and ``>`` HTML-escaped. That text,
+    and memdir's own ``<memdir-memory>`` fence (raw or escaped) wherever it appears, is memdir's
+    or a hook's words, never the person's: it must not reach the journal, the observer, the
+    explicit-statement detector or recall.
+
+    Args:
+        text: A prompt as the host sent it.
+
+    Returns:
+        The prompt with every such block removed and the surrounding blank space trimmed;
+        ``text`` itself when it holds none.
+    """
+    if "hook_context>" not in text and TAG not in text:
+        return text
+    return _INJECTED.sub("", text).strip()

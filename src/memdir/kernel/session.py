@@ -335,14 +335,17 @@ def apply(state: dict[str, Any], event: dict[str, Any]) -> None:
     Kinds (``event["e"]``) and their fields:
 
     - ``tool``: a tool call: ``belief`` (a memory write succeeded), ``read`` (``rel``,
-      ``mtime_ns``, ``size``, ``ino``, ``sha``, ``full``, ``tokens``), ``wrote`` (a path).
+      ``mtime_ns``, ``size``, ``ino``, ``sha``, ``full``, ``tokens``; or a list of them, for a
+      shell command reading several files), ``wrote`` (a path, or a list: an ``apply_patch``).
     - ``deny``: the read gate refused ``rel`` (with the file as seen: see :func:`same_read`);
       ``count`` adds it to the ledger (``deny`` mode, not ``warn``).
     - ``start``: SessionStart with ``source``; ``compact``: PreCompact/PostCompact (``name``,
       ``trigger``); ``end``: SessionEnd with ``reason``.
     - ``prompt``: a prompt, with ``beliefs`` stored from it and ``delivered`` reminders.
     - ``inject``: ``ids`` shown and ``tokens`` spent; ``batch``: a tool batch; ``stop``: a turn
-      ended; ``ledger``: ``add`` amounts to ledger keys.
+      ended (``saved``: the MCP server marked a save, so no reminder); ``ledger``: ``add``
+      amounts to ledger keys. SessionStart(compact) and the compaction events join one
+      compaction (:func:`join_compaction`).
 
     An unknown kind, or a field of the wrong type, changes nothing.
     """
@@ -356,13 +359,15 @@ def apply(state: dict[str, Any], event: dict[str, Any]) -> None:
         if event.get("belief") is True:
             state["beliefs"] += 1
         read = event.get("read")
-        if isinstance(read, dict) and isinstance(read.get("rel"), str):
-            _apply_read(state, read)
+        for one in read if isinstance(read, list) else [read]:  # a shell read names several
+            if isinstance(one, dict) and isinstance(one.get("rel"), str):
+                _apply_read(state, one)
         wrote = event.get("wrote")
-        if isinstance(wrote, str):
-            state["reads"].pop(wrote, None)  # the file changed: a new full read is legitimate
-            if wrote not in state["written"]:
-                state["written"].append(wrote)
+        for path in wrote if isinstance(wrote, list) else [wrote]:  # a patch changes several
+            if isinstance(path, str):
+                state["reads"].pop(path, None)  # the file changed: a new full read is legitimate
+                if path not in state["written"]:
+                    state["written"].append(path)
     elif kind == "deny":
         if deny_applies(state, event):
             earlier = state["reads"][event["rel"]]
@@ -374,9 +379,10 @@ def apply(state: dict[str, Any], event: dict[str, Any]) -> None:
         source = str(event.get("source") or "startup")
         state["starts"] += 1
         state["source"] = source
-        if source in ("compact", "clear") and not state.get("pending_compact"):
-            state["generation"] += 1  # PreCompact did not run (or this is /clear): evict now
-        state["pending_compact"] = False
+        if source == "compact":
+            join_compaction(state, "SessionStart", "auto", at)  # one checkpoint per compaction
+        elif source == "clear":
+            state["generation"] += 1  # a cleared context holds none of the earlier reads
         if source != "resume":
             state["injected"] = []
     elif kind == "compact":
@@ -399,7 +405,8 @@ def apply(state: dict[str, Any], event: dict[str, Any]) -> None:
         state["batches"] += 1
     elif kind == "stop":
         written = state["written"]
-        if written and not state["beliefs"] and not state["reminded"]:
+        saved = event.get("saved") is True  # the MCP server marked a save (kernel.saves)
+        if written and not state["beliefs"] and not state["reminded"] and not saved:
             state["reminders"].append(reminder_text(written))
             state["reminded"] = True
     elif kind == "ledger":
@@ -425,33 +432,50 @@ def _apply_read(state: dict[str, Any], read: dict[str, Any]) -> None:
     state["ledger"]["read_tokens"] += tokens
 
 
+def _activity(state: dict[str, Any]) -> list[int]:
+    return [_count(state["prompts"]), _count(state["tool_calls"])]
+
+
+def join_compaction(state: dict[str, Any], step: str, trigger: str, at: Any = None) -> bool:
+    """Count one event of a compaction (``PreCompact``, ``SessionStart``, ``PostCompact``).
+
+    Hosts fire a compaction's events in different orders (Claude Code PreCompact →
+    SessionStart(compact) → PostCompact; Codex PreCompact → PostCompact, then SessionStart
+    resume and compact; Gemini CLI PreCompress alone, inside a turn), and may skip PreCompact.
+    A compaction is *open* from its first event until the session does something else (a
+    prompt or a tool call): every later event of it joins it and records nothing new; a
+    PreCompact seen after the open compaction's SessionStart or PostCompact starts the next.
+
+    Returns:
+        Whether this event began a compaction (a checkpoint was recorded and the read
+        generation moved on, evicting earlier reads).
+    """
+    pending = state.get("pending_compact")
+    if isinstance(pending, dict) and pending.get("activity") == _activity(state):
+        steps = pending.setdefault("steps", [])
+        if not (step == "PreCompact" and ("PostCompact" in steps or "SessionStart" in steps)):
+            if step not in steps:
+                steps.append(step)
+            return False
+    state["generation"] += 1
+    checkpoint: dict[str, Any] = {
+        "at": at,
+        "trigger": trigger or "auto",
+        "generation": state["generation"],
+        "reads": len(state["reads"]),
+        "written": len(state["written"]),
+    }
+    if step != "PreCompact":
+        checkpoint["note"] = "PreCompact did not run"
+    state["compactions"].append(checkpoint)
+    state["pending_compact"] = {"activity": _activity(state), "steps": [step]}
+    return True
+
+
 def _apply_compact(state: dict[str, Any], event: dict[str, Any]) -> None:
-    trigger = event.get("trigger") or "auto"
-    if event.get("name") == "PreCompact":
-        if state.get("pending_compact"):
-            return  # a second PreCompact for the same pending compaction
-        state["pending_compact"] = True
-        state["generation"] += 1
-        state["compactions"].append(
-            {
-                "at": event.get("at"),
-                "trigger": trigger,
-                "generation": state["generation"],
-                "reads": len(state["reads"]),
-                "written": len(state["written"]),
-            }
-        )
-    elif not state.get("pending_compact"):
-        state["generation"] += 1  # PostCompact without a PreCompact: evict reads now
-        state["compactions"].append(
-            {
-                "at": event.get("at"),
-                "trigger": trigger,
-                "generation": state["generation"],
-                "note": "PreCompact did not run",
-            }
-        )
-        state["pending_compact"] = True  # SessionStart(compact) will not bump again
+    name = event.get("name")
+    step = name if name in ("PreCompact", "PostCompact") else "PreCompact"
+    join_compaction(state, step, str(event.get("trigger") or "auto"), event.get("at"))
 
 
 # --- what a read saw ----------------------------------------------------------------------------

@@ -9,7 +9,9 @@ proposal whose result says so: ``"status": "proposed"`` and a note that the owne
 ``memdir review`` (DESIGN §4). stdout belongs to the
 protocol: :func:`serve` points file descriptor 1 at stderr while anything is imported, so a
 dependency's banner or warning can never corrupt the stream (case B33), and logs go to stderr.
-Records are also readable as resources, ``memory://ID``.
+Records are also readable as resources, ``memory://ID``. A successful ``memory_remember`` or
+``memory_correct`` marks the session it serves (:mod:`memdir.kernel.saves`), so the Stop hook
+never says "saved no memory" after a save through MCP, whatever the host calls the tool.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from memdir import service
-from memdir.kernel import paths
+from memdir.kernel import paths, saves
 from memdir.kernel.caller import mcp_caller
 from memdir.kernel.errors import MemdirError, UsageError
 from memdir.kernel.fence import escape_json
@@ -263,6 +265,7 @@ def build_server(store: Path) -> MCPServer:
             importance=importance,
             links=_strings(links, "links"),
         )
+        saves.mark(store, tool="memory_remember", record_id=done.record.id)
         return {**done.record.to_json(), "created": done.created, "note": done.note}
 
     @server.tool(annotations=READ)
@@ -281,7 +284,10 @@ def build_server(store: Path) -> MCPServer:
         """
         done = _call(service.correct, store, id, text, reason=reason, caller=caller)
         result = _changed(done, id)
-        return result if done.proposal else {**result, "supersedes": id}
+        if done.proposal:  # a proposal on the person's belief is not a saved belief
+            return result
+        saves.mark(store, tool="memory_correct", record_id=done.record.id)
+        return {**result, "supersedes": id}
 
     @server.tool(annotations=RETIRE)
     def memory_forget(id: RecordId, reason: str) -> dict[str, Any]:

@@ -403,10 +403,9 @@ def read_state(store: Path) -> State:
     for path in sorted((store / "records").rglob("*.md")):
         front = path.read_text(encoding="utf-8").split("---\n", 2)[1]
         records.append(yaml.safe_load(front))
-    sessions = {}
-    for path in sorted((store / "state" / "sessions").glob("*.json")):
-        value = json.loads(path.read_text())
-        sessions[str(value.get("id", path.stem))] = value
+    from memdir.kernel import session  # snapshots folded with their appended events
+
+    sessions = {str(value.get("id")): value for value in session.all_states(store)}
     anatomy_file = store / "anatomy.json"
     errors = store / "state" / "hook-errors.log"
     return State(

@@ -481,11 +481,6 @@ def test_second_full_read_was_refused(session: Session) -> None:
     assert REFUSAL in refused and "alpha" not in refused
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hookpath bug: Gemini's ranged read_file (start_line/end_line) is taken for a full "
-    "read, so the first full read of that file is refused",
-)
 def test_a_ranged_read_is_not_a_full_read(session: Session) -> None:
     model = session.model
     ranged = json.dumps(model.after("read-range").function_responses())
@@ -536,11 +531,6 @@ def test_journal_holds_the_persons_prompts_and_the_answers(session: Session) -> 
     assert answers == ["Done: read, wrote, edited, ran and saved.", "Noted."]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hookpath bug: Gemini hands SessionStart context back inside the next BeforeAgent "
-    "prompt (<hook_context>, escaped fence) and memdir journals it as the person's words",
-)
 def test_no_injected_memory_in_any_user_turn(session: Session) -> None:
     users = _turns(session, "user")
     assert users == [
@@ -579,10 +569,6 @@ def test_file_map_holds_the_written_and_edited_files(session: Session) -> None:
     assert (project / "notes.txt").read_text() == "alpha\nBETA\ngamma\n"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hookpath bug: a save through mcp_memdir_memory_remember is recognised only under Claude's mcp__memdir__ names, so a false 'saved no memory' reminder is queued",
-)
 def test_an_mcp_save_counts_as_saved_memory(session: Session) -> None:
     state = session.hook_states[0]
     assert state["beliefs"] >= 1

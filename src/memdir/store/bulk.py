@@ -66,6 +66,18 @@ def _masked(record: Any) -> Any:
     )
 
 
+def masked(record: Any) -> Any:
+    """Return ``record`` with secrets masked in every text it carries (for every export).
+
+    Args:
+        record: A :class:`memdir.kernel.model.Record`.
+
+    Returns:
+        A copy whose text, aliases, tags, body, reason and extra keys are redacted.
+    """
+    return _masked(record)
+
+
 def export_lines(handle: Handle, statuses: Iterable[str] = ()) -> Iterator[str]:
     """Yield every record (of ``statuses``, or all) as one JSON line, oldest first.
 

@@ -189,3 +189,23 @@ def test_session_start_hook_skips_mirrored_rules_for_claude_only(
 
     assert rule.id not in start("claude-code")
     assert rule.id in start("codex")
+
+
+@pytest.mark.slow
+def test_install_mirror_option_turns_it_on_and_uninstall_off(
+    project: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "cc"))
+    result = run_cli("install", "--host", "claude-code", "--mirror", "--json")
+    assert result.exit_code == 0, result.output
+    store = project / ".memdir"
+    folder = tmp_path / "cc" / "projects" / mirror.claude_slug(project) / "memory"
+    assert json.loads(result.stdout)["mirror"]["directory"] == str(folder)
+    assert mirror.enabled(store) and not folder.exists()  # on, nothing to mirror yet
+    service.remember(store, "Never force-push to main", kind="rule")
+    assert "Never force-push" in (folder / "memdir_rules.md").read_text()
+    assert run_cli("uninstall", "--host", "claude-code").exit_code == 0
+    assert not mirror.enabled(store) and not (folder / "memdir_rules.md").exists()
+    wrong = run_cli("install", "--host", "codex", "--mirror")
+    assert wrong.exit_code == 2 and "claude-code" in wrong.output

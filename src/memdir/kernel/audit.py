@@ -31,6 +31,7 @@ Imports: standard library only.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -308,3 +309,28 @@ def add_tombstones(store: Path, lines: list[str], *, recovering: bool = False) -
         return False
     appendlog.append(store / TOMBSTONES, "".join(lines).encode("utf-8"))
     return True
+
+
+def retract(store: Path, events: list[dict[str, Any]], stones: list[str]) -> None:
+    """Take ``events`` and tombstone ``stones`` out again after their write failed; never raise.
+
+    Only the lines themselves are dropped (by event id, or the exact tombstone line); lines
+    appended meanwhile by others stay (:func:`memdir.kernel.appendlog.rewrite`).
+    """
+    from memdir.kernel.errors import MemdirError
+
+    ids = {str(e["id"]) for e in events}
+    for rel in {log_path(str(e["at"])) for e in events}:
+        with contextlib.suppress(MemdirError, OSError):
+            appendlog.rewrite(store / rel, lambda line: not _names_event(line, ids))
+    if stones:
+        drop = {s.encode("utf-8") for s in stones}
+        with contextlib.suppress(MemdirError, OSError):
+            appendlog.rewrite(store / TOMBSTONES, lambda line: line not in drop)
+
+
+def _names_event(line: bytes, ids: set[str]) -> bool:
+    try:
+        return str(json.loads(line).get("id")) in ids
+    except (ValueError, AttributeError):
+        return False

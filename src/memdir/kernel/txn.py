@@ -9,6 +9,12 @@ changed, or everything did) or an intent that :func:`recover` replays on the nex
 already committed makes no second commit. So a multi-file change such as a correction (new
 record + superseded old one) is never half-applied, and is always exactly one commit.
 
+A git failure is different from a kill: the process is alive to undo what it did. Every file
+is put back as it was, the intent is removed and nothing is staged (:func:`memdir.kernel.gitio.
+commit` builds commits in memdir's own index), so a write git refused is absent, never live
+and reported failed (invariant 9). A write refused because of the store's git state (a merge
+in progress, a detached HEAD) touches no file at all.
+
 Once the commit is made the write is complete: the index is derived data, so an index that
 stays busy past the connection's timeout (another process scanning, a long ``PRAGMA
 integrity_check``) does not fail the write. The index then misses the change until the next
@@ -27,7 +33,7 @@ from pathlib import Path
 
 from memdir.kernel import audit, gitio
 from memdir.kernel.atomic import fsync_dir, write_atomic
-from memdir.kernel.errors import RejectedBeliefError
+from memdir.kernel.errors import GitError, GitStateError, RejectedBeliefError
 from memdir.kernel.index import FileStat, Index
 from memdir.kernel.model import Record
 from memdir.kernel.paths import state_dir
@@ -78,39 +84,38 @@ def apply(
 ) -> None:
     """Write ``changes`` as one commit and index them; the caller holds the store lock.
 
-    ``trailers`` (who made the change; :meth:`memdir.kernel.caller.Caller.trailers`) end the
-    commit message, and a replay by :func:`recover` keeps them.
+    This is the one write every record change goes through, so it carries the trust checks
+    (:mod:`memdir.kernel.audit`): a record that would become ``active`` or ``candidate`` with
+    a new text is refused when that value is tombstoned; a record becoming ``rejected``
+    tombstones its value; and one audit event (hashes only) is part of the intent, appended
+    and committed with the files.
 
-    This is the one write every record change goes through, so it also carries the trust
-    checks (:mod:`memdir.kernel.audit`): a record that would become ``active`` or ``candidate``
-    with a new text is refused when that value is tombstoned; a record becoming ``rejected``
-    tombstones its value; and one audit event (``op``, default the message's first word, the
-    caller from ``trailers``, ``reason``, file hashes before and after) is part of the intent,
-    appended before the files are committed.
+    Args:
+        store: The store folder.
+        index: Its open index.
+        changes: The files of this one logical write.
+        message: The commit message.
+        trailers: Who made the change (:meth:`memdir.kernel.caller.Caller.trailers`), ending
+            the commit message; a replay by :func:`recover` keeps them.
+        op: The audit event's operation (default: the message's first word).
+        reason: The audit event's reason.
 
     Raises:
-        RejectedBeliefError: a changed text repeats a tombstoned value (nothing is changed).
-        GitError: git is missing or failed; the intent stays for :func:`recover`.
+        RejectedBeliefError: a new or changed text repeats a tombstoned value (nothing is
+            changed).
+        GitStateError: the store's git is mid-merge, detached…; nothing was written.
+        GitError: git is missing or failed; every file is as it was, the intent is removed
+            and nothing is staged (the write is refused and absent).
         UsageError: a record holds a value that cannot be written (nothing is changed).
         OSError: the disk is full or read-only; nothing is changed if the intent could not
             be written, else the intent stays for :func:`recover`.
     """
     gitio.git_path()  # fail before touching anything when git is missing
     texts = {c.path: (dump(c.record) if c.record is not None else None) for c in changes}
-    if all(_unchanged(store, rel, text) for rel, text in texts.items()):
-        return  # the same bytes again (a near-duplicate within the same second): no empty commit
     who = audit.who_from_trailers(trailers)
-    hashes, stones = [], []
+    stones = []
     live = audit.tombstones(store)
     for change in changes:
-        text = texts[change.path]
-        hashes.append(
-            {
-                "id": Path(change.path).stem,
-                "before": audit.file_hash(store / change.path),
-                "after": audit.content_hash(None if text is None else text.encode("utf-8")),
-            }
-        )
         record = change.record
         if record is None:
             continue
@@ -121,16 +126,9 @@ def apply(
         elif record.status == "rejected" and key not in live:
             stones.append(audit.tombstone_line(key, "add", who, record.id))
             live[key] = {"record": record.id}
-    event = audit.event(op or message.split(maxsplit=1)[0], hashes, who, reason=reason)
-    intent = {
-        "message": message,
-        "files": texts,
-        "trailers": [list(t) for t in trailers],
-        "audit": [event],
-        "tombstones": stones,
-    }
-    write_atomic(_intent_path(store), json.dumps(intent, ensure_ascii=False).encode("utf-8"))
-    _replay(store, index, texts, message, trailers=tuple(trailers), events=[event], stones=stones)
+    apply_texts(
+        store, index, texts, message, trailers=trailers, op=op, reason=reason, stones=stones
+    )
 
 
 def _text_changed(store: Path, rel: str, text: str) -> bool:
@@ -142,6 +140,60 @@ def _text_changed(store: Path, rel: str, text: str) -> bool:
     return parsed is None or parsed.record.text != text
 
 
+def apply_texts(
+    store: Path,
+    index: Index,
+    texts: dict[str, str | None],
+    message: str,
+    *,
+    trailers: gitio.Trailers = (),
+    op: str | None = None,
+    reason: str | None = None,
+    stones: list[str] | None = None,
+) -> None:
+    """Write files (``None`` deletes one) as one commit, all or nothing; see :func:`apply`.
+
+    One audit event (``op``, default the message's first word; the caller from ``trailers``;
+    ``reason``; each file's SHA-256 before and after) and the tombstone lines ``stones`` are
+    appended to ``audit/`` just before the commit and committed with the files.
+
+    Raises:
+        GitStateError, GitError, OSError: as :func:`apply`.
+    """
+    if all(_unchanged(store, rel, text) for rel, text in texts.items()):
+        return  # the same bytes again (a near-duplicate within the same second): no empty commit
+    gitio.check_writable(store)  # refused before any file is touched
+    hashes = [
+        {
+            "id": Path(rel).stem,
+            "before": audit.file_hash(store / rel),
+            "after": audit.content_hash(None if text is None else text.encode("utf-8")),
+        }
+        for rel, text in texts.items()
+    ]
+    who = audit.who_from_trailers(trailers)
+    events = [audit.event(op or message.split(maxsplit=1)[0], hashes, who, reason=reason)]
+    stones = list(stones or [])
+    durable = _contained(texts)  # only record files can be replayed after a crash
+    if durable:
+        intent = {
+            "message": message,
+            "files": texts,
+            "trailers": [list(t) for t in trailers],
+            "audit": events,
+            "tombstones": stones,
+        }
+        write_atomic(_intent_path(store), json.dumps(intent, ensure_ascii=False).encode("utf-8"))
+    try:
+        _replay(store, index, texts, message, trailers=trailers, events=events, stones=stones)
+    except GitError as err:
+        with contextlib.suppress(FileNotFoundError):
+            _intent_path(store).unlink()
+        if "nothing was stored" not in str(err):
+            err.args = (f"nothing was stored: {err}",)
+        raise
+
+
 def _unchanged(store: Path, rel: str, text: str | None) -> bool:
     """Whether writing ``text`` at ``rel`` would change nothing on disk."""
     path = store / rel
@@ -151,34 +203,59 @@ def _unchanged(store: Path, rel: str, text: str | None) -> bool:
         return False
 
 
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def _put(target: Path, data: bytes | None) -> None:
+    if data is None:
+        with contextlib.suppress(FileNotFoundError):
+            target.unlink()
+            fsync_dir(target.parent)
+    else:
+        write_atomic(target, data)
+
+
 def _replay(
     store: Path,
     index: Index,
     texts: dict[str, str | None],
     message: str,
     *,
-    recovering: bool = False,
     trailers: gitio.Trailers = (),
+    recovering: bool = False,
     events: list[dict[str, object]] | None = None,
     stones: list[str] | None = None,
 ) -> None:
-    for rel, text in texts.items():
-        target = store / rel
-        if text is None:
-            with contextlib.suppress(FileNotFoundError):
-                target.unlink()
-                fsync_dir(target.parent)
-        else:
-            write_atomic(target, text.encode("utf-8"))
-    # The audit files are append-only logs, committed in batches like the journal (`memdir
-    # sync`, session end), never in a record's commit: a rollback reverts that commit and must
-    # not take an audit line with it.
-    audit.append(store, list(events or []), recovering=recovering)
-    if stones:
-        audit.add_tombstones(store, list(stones), recovering=recovering)
-    if not recovering or gitio.changed_since_head(store, list(texts)):
-        gitio.commit(store, list(texts), message, trailers=trailers)
-    # else: the interrupted process had committed; a second, empty commit would say nothing
+    """Write the files and commit them; on a git failure put every file back as it was.
+
+    The audit ``events`` and tombstone ``stones`` are appended before the commit and
+    committed with the files (on a replay, only those the logs do not hold yet); on a git
+    failure they are taken out again.
+
+    Raises:
+        GitError: git failed; the files are as they were before this call.
+        OSError: a file could not be written (the intent, if any, stays for :func:`recover`).
+    """
+    before = {rel: _read(store / rel) for rel in texts}
+    try:
+        for rel, text in texts.items():
+            _put(store / rel, text.encode("utf-8") if text is not None else None)
+        paths = list(texts) + audit.append(store, list(events or []), recovering=recovering)
+        if stones:
+            audit.add_tombstones(store, list(stones), recovering=recovering)
+            paths.append(audit.TOMBSTONES)
+        if not recovering or gitio.changed_since_head(store, paths):
+            gitio.commit(store, paths, message, trailers=trailers)
+        # else: the interrupted process had committed; a second, empty commit would say nothing
+    except GitError:
+        for rel, data in before.items():
+            _put(store / rel, data)
+        audit.retract(store, list(events or []), list(stones or []))
+        raise
     with contextlib.suppress(sqlite3.OperationalError):
         # Busy past the timeout: the next stat scan indexes these files (module docstring).
         _reindex(store, index, texts)
@@ -189,6 +266,8 @@ def _replay(
 def _reindex(store: Path, index: Index, texts: dict[str, str | None]) -> None:
     with index.write():
         for rel, text in texts.items():
+            if not rel.startswith("records/"):
+                continue  # not a record (a rollback of an init or sync commit): nothing to index
             if text is None:
                 index.forget_path(rel)
                 continue
@@ -203,7 +282,8 @@ def recover(store: Path, index: Index) -> bool:
     The caller holds the store lock.
 
     Raises:
-        GitError: git is missing or failed; the intent stays.
+        GitError: git is missing or failed; the files are as they were and the intent stays,
+            so a later write or ``memdir health`` finishes it once git works.
     """
     path = store / "state" / INTENT_NAME
     try:
@@ -225,42 +305,26 @@ def recover(store: Path, index: Index) -> bool:
         # name, never acted on, so a planted intent cannot write outside the store.
         path.replace(path.with_name(REFUSED_INTENT_NAME))
         return False
-    _replay(
-        store,
-        index,
-        texts,
-        message + "\n\n(completed after an interruption)",
-        recovering=True,
-        trailers=trailers,
-        events=events,
-        stones=stones,
-    )
-    return True
-
-
-def _is_event(value: object) -> bool:
-    """Whether an intent's audit entry is an event memdir wrote (id, op, month-shaped time)."""
-    return (
-        isinstance(value, dict)
-        and isinstance(value.get("id"), str)
-        and isinstance(value.get("op"), str)
-        and isinstance(value.get("at"), str)
-        and len(value["at"]) >= 7
-        and value["at"][:4].isdigit()
-        and value["at"][4] == "-"
-        and value["at"][5:7].isdigit()
-    )
-
-
-def _is_stone(value: object) -> bool:
-    """Whether an intent's tombstone entry is one JSON line with a key."""
-    if not isinstance(value, str) or value.count("\n") != 1 or not value.endswith("\n"):
-        return False
     try:
-        item = json.loads(value)
-    except ValueError:
-        return False
-    return isinstance(item, dict) and str(item.get("key", "")).startswith("sha256:")
+        _replay(
+            store,
+            index,
+            texts,
+            message + "\n\n(completed after an interruption)",
+            trailers=trailers,
+            recovering=True,
+            events=events,
+            stones=stones,
+        )
+    except GitError as err:
+        text = (
+            "an interrupted write is waiting to be finished, and git refused it, so nothing "
+            f"else is stored until it can be: {err}"
+        )
+        if isinstance(err, GitStateError):
+            raise GitStateError(text, state=err.state) from err
+        raise GitError(text) from err
+    return True
 
 
 def _trailers(value: object) -> tuple[tuple[str, str], ...]:
@@ -276,3 +340,30 @@ def _trailers(value: object) -> tuple[tuple[str, str], ...]:
         ):
             pairs.append((item[0], item[1]))
     return tuple(pairs)
+
+
+def _is_event(value: object) -> bool:
+    """Whether an intent's audit entry is an event memdir wrote (id, op, month-shaped time)."""
+    if not isinstance(value, dict):
+        return False
+    at = value.get("at")
+    return (
+        isinstance(value.get("id"), str)
+        and isinstance(value.get("op"), str)
+        and isinstance(at, str)
+        and len(at) >= 7
+        and at[:4].isdigit()
+        and at[4] == "-"
+        and at[5:7].isdigit()
+    )
+
+
+def _is_stone(value: object) -> bool:
+    """Whether an intent's tombstone entry is one JSON line with a ``sha256:`` key."""
+    if not isinstance(value, str) or value.count("\n") != 1 or not value.endswith("\n"):
+        return False
+    try:
+        item = json.loads(value)
+    except ValueError:
+        return False
+    return isinstance(item, dict) and str(item.get("key", "")).startswith("sha256:")

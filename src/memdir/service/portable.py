@@ -76,3 +76,8 @@ def mirror_claude(
     target = directory or mirror.claude_memory_dir(project_root(store))
     with opened(store) as handle:
         return mirror.refresh(handle.index, store, target)
+
+
+def mirror_enabled(store: Path) -> bool:
+    """Return whether the Claude Code auto-memory mirror is on for ``store``."""
+    return mirror.enabled(store)

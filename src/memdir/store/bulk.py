@@ -12,6 +12,7 @@ Near-duplicates of existing records are not merged here (``memdir dream`` report
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -23,7 +24,7 @@ from typing import Any, Protocol
 
 from memdir.kernel import appendlog, audit, gitio, txn
 from memdir.kernel.atomic import write_atomic
-from memdir.kernel.errors import MemdirError, RecordParseError, SecretError
+from memdir.kernel.errors import GitError, MemdirError, RecordParseError, SecretError
 from memdir.kernel.frontmatter import extra_problem
 from memdir.kernel.index import FileStat, doc_record
 from memdir.kernel.lifecycle import Handle
@@ -140,6 +141,7 @@ def import_lines(
     written: list[str] = []
     with store_lock(handle.store, "import", handle.lock_timeout_seconds, queue=handle.lock_queue):
         txn.recover(handle.store, handle.index)
+        gitio.check_writable(handle.store)  # a merge in progress, a detached HEAD…: refused
         live = audit.tombstones(handle.store)
         for number, line in enumerate(lines, 1):
             if not line.strip():
@@ -172,14 +174,20 @@ def import_lines(
             _write(handle, batch)
             result.imported += len(batch)
         if result.imported:
-            audit_import(handle.store, written, live, trailers)
             # Only the imported files: a hand edit elsewhere in records/ stays for health.
-            gitio.commit(
-                handle.store,
-                written,
-                f"import {result.imported} records (bulk)",
-                trailers=trailers,
-            )
+            logged = audit_import(handle.store, written, live, trailers)
+            try:
+                gitio.commit(
+                    handle.store,
+                    written + logged.paths,
+                    f"import {result.imported} records (bulk)",
+                    trailers=trailers,
+                )
+            except GitError as err:
+                _undo(handle, written)  # refused and absent, never failed yet live
+                audit.retract(handle.store, logged.events, logged.stones)
+                err.args = (f"nothing was imported: {err}",)
+                raise
     if result.imported:
         gitio.maintain(handle.store)  # pack the new objects so later commits stay fast
     return result
@@ -198,9 +206,18 @@ def tombstoned(live: dict[str, Any], record: Any) -> bool:
     return record.status in ("active", "candidate") and audit.value_key(record.text) in live
 
 
+@dataclass
+class Logged:
+    """What :func:`audit_import` appended: files to commit, and what to retract on failure."""
+
+    paths: list[str] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    stones: list[str] = field(default_factory=list)
+
+
 def audit_import(
     store: Path, written: list[str], live: dict[str, Any], trailers: gitio.Trailers
-) -> list[str]:
+) -> Logged:
     """Log one ``import`` audit event for ``written`` and tombstone its rejected values.
 
     Every importer's bulk write ends here, just before its commit, so the audit log and the
@@ -213,17 +230,18 @@ def audit_import(
         trailers: Who ran the import.
 
     Returns:
-        The audit files appended to (committed in batches, like the journal).
+        :class:`Logged`: the audit files to add to the import's commit.
 
     Raises:
         OSError: the audit folder cannot be written.
     """
     from memdir.kernel.recordfile import read_canonical
 
+    logged = Logged()
     if not written:
-        return []
+        return logged
     who = audit.who_from_trailers(trailers)
-    hashes, stones = [], []
+    hashes = []
     for rel in written:
         data = (store / rel).read_bytes()
         hashes.append({"id": Path(rel).stem, "before": None, "after": audit.content_hash(data)})
@@ -231,13 +249,14 @@ def audit_import(
         if parsed is not None and parsed.record.status == "rejected":
             key = audit.value_key(parsed.record.text)
             if key not in live:
-                stones.append(audit.tombstone_line(key, "add", who, parsed.record.id))
+                logged.stones.append(audit.tombstone_line(key, "add", who, parsed.record.id))
                 live[key] = {"record": parsed.record.id}
-    paths = audit.append(store, [audit.event("import", hashes, who, count=len(written))])
-    if stones:
-        audit.add_tombstones(store, stones)
-        paths.append(audit.TOMBSTONES)
-    return paths
+    logged.events.append(audit.event("import", hashes, who, count=len(written)))
+    logged.paths = audit.append(store, logged.events)
+    if logged.stones:
+        audit.add_tombstones(store, logged.stones)
+        logged.paths.append(audit.TOMBSTONES)
+    return logged
 
 
 def _write(handle: Handle, records: list[Any]) -> None:
@@ -249,6 +268,16 @@ def _write(handle: Handle, records: list[Any]) -> None:
         for record in records:
             rel = relative_path(record)
             handle.index.upsert_record(record, rel, FileStat.of(handle.store / rel), [])
+
+
+def _undo(handle: Handle, written: list[str]) -> None:
+    """Remove the files of an import git refused, and their index rows."""
+    for rel in written:
+        with contextlib.suppress(FileNotFoundError):
+            (handle.store / rel).unlink()
+    with handle.index.write():
+        for rel in written:
+            handle.index.forget_path(rel)
 
 
 def read_jsonl(path: Path) -> Iterator[str]:
@@ -428,10 +457,10 @@ def import_planned(
             _write(handle, batch)
         logs = evidence.finish()
         if written or logs:
-            audit_import(handle.store, written, live, trailers)
+            logged = audit_import(handle.store, written, live, trailers)
             gitio.commit(
                 handle.store,
-                written + logs,
+                written + logs + logged.paths,
                 f"import {len(written)} records from {fmt}"
                 + "".join(f", {n} {log} entries" for log, n in result.evidence.items()),
                 trailers=trailers,

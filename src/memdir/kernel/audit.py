@@ -262,6 +262,25 @@ def tombstones(store: Path) -> dict[str, dict[str, Any]]:
     return live
 
 
+def lifted(store: Path) -> set[str]:
+    """Return the keys whose tombstone the owner lifted (last event ``lift``).
+
+    A rejected record whose value was lifted no longer refuses look-alikes of it either.
+    """
+    last: dict[str, str] = {}
+    try:
+        with (store / TOMBSTONES).open(encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                try:
+                    item = json.loads(line)
+                    last[item["key"]] = str(item.get("event"))
+                except (ValueError, KeyError, TypeError):
+                    continue
+    except FileNotFoundError:
+        pass
+    return {key for key, event_ in last.items() if event_ == "lift"}
+
+
 def tombstone_for(store: Path, text: str) -> dict[str, Any] | None:
     """Return the tombstone that refuses ``text`` (its ``add`` entry), or ``None``."""
     return tombstones(store).get(value_key(text))

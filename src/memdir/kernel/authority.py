@@ -116,10 +116,12 @@ def _record_refusal(store: Path, op: str, target: str, caller: Caller) -> bool:
                 out.flush()
                 os.fsync(out.fileno())
             who = caller.to_json()
-            audit.record(store, audit.event("refused", [], who, target=safe_target, refused=op))
+            rel = audit.record(
+                store, audit.event("refused", [], who, target=safe_target, refused=op)
+            )
             gitio.commit(
                 store,
-                [REFUSED_LOG],
+                [REFUSED_LOG, rel],
                 f"refused {op} {safe_target}: owner only",
                 trailers=caller.trailers(),
             )
@@ -243,7 +245,7 @@ def propose(
     while (store / proposal.path).exists():
         proposal = replace(proposal, id=_mint())
     _write(store, proposal)
-    audit.record(
+    logged = audit.record(
         store,
         audit.event(
             "propose",
@@ -258,7 +260,7 @@ def propose(
     try:
         gitio.commit(
             store,
-            [proposal.path],
+            [proposal.path, logged],
             subject.replace("\n", " ")[:200],
             trailers=(*caller.trailers(), (PROPOSAL_TRAILER, proposal.id)),
         )
@@ -337,7 +339,7 @@ def decide(store: Path, proposal: Proposal, status: str, caller: Caller, outcome
     _write(store, done)
     (store / proposal.path).unlink(missing_ok=True)
     verb = "accept" if status == "accepted" else "decline"
-    audit.record(
+    logged = audit.record(
         store,
         audit.event(
             f"{verb}-proposal",
@@ -349,7 +351,7 @@ def decide(store: Path, proposal: Proposal, status: str, caller: Caller, outcome
     )
     gitio.commit(
         store,
-        [proposal.path, done.path],
+        [proposal.path, done.path, logged],
         f"{verb} proposal {done.id} ({done.op} {done.record}): {outcome}".replace("\n", " ")[:200],
         trailers=(*caller.trailers(), (PROPOSAL_TRAILER, done.id)),
     )

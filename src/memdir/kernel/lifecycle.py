@@ -349,14 +349,15 @@ def remember(
         stone = audit.tombstone_for(handle.store, text)
         if stone is not None:
             raise RejectedBeliefError(audit.refusal(stone))
+        lifted = audit.lifted(handle.store)
         for _, doc in similar:
-            if doc["status"] == "rejected":
+            if doc["status"] == "rejected" and audit.value_key(doc["text"]) not in lifted:
                 raise RejectedBeliefError(
                     f"refused: this repeats {doc['id']}, which was rejected"
                     + (f" ({doc['reason']})" if doc.get("reason") else "")
                     + f"; see `memdir get {doc['id']}`"
                 )
-        if not any(doc["kind"] == kind for _, doc in similar):
+        if not any(doc["kind"] == kind and doc["status"] != "rejected" for _, doc in similar):
             restated = _restated(handle, text, kind)
             if restated is not None:
                 old_id, successor = restated
@@ -369,7 +370,7 @@ def remember(
                     handle, successor, text, f"restated superseded {old_id}", caller
                 )
         for _, doc in similar:
-            if doc["kind"] == kind:
+            if doc["kind"] == kind and doc["status"] != "rejected":  # lifted: a new record
                 return _confirm(
                     handle,
                     doc["id"],
@@ -533,7 +534,10 @@ def _correct_locked(
         raise TransitionError(f"cannot correct {old.id}: it is {old.status}{hint}")
     if normalized_text(text) == normalized_text(old.text):
         raise UsageError(f"the new text is the same as {old.id}'s")
+    lifted = audit.lifted(handle.store)
     for _, doc in find_similar(handle.index, text, handle.manifest.near_duplicate, ("rejected",)):
+        if audit.value_key(doc["text"]) in lifted:
+            continue
         raise RejectedBeliefError(f"refused: the correction repeats rejected {doc['id']}")
     stone = audit.tombstone_for(handle.store, text)
     if stone is not None:

@@ -163,16 +163,7 @@ def apply_texts(
     if all(_unchanged(store, rel, text) for rel, text in texts.items()):
         return  # the same bytes again (a near-duplicate within the same second): no empty commit
     gitio.check_writable(store)  # refused before any file is touched
-    hashes = [
-        {
-            "id": Path(rel).stem,
-            "before": audit.file_hash(store / rel),
-            "after": audit.content_hash(None if text is None else text.encode("utf-8")),
-        }
-        for rel, text in texts.items()
-    ]
-    who = audit.who_from_trailers(trailers)
-    events = [audit.event(op or message.split(maxsplit=1)[0], hashes, who, reason=reason)]
+    events = [_event_for(store, texts, message, trailers, op, reason)]
     stones = list(stones or [])
     durable = _contained(texts)  # only record files can be replayed after a crash
     if durable:
@@ -192,6 +183,29 @@ def apply_texts(
         if "nothing was stored" not in str(err):
             err.args = (f"nothing was stored: {err}",)
         raise
+
+
+def _event_for(
+    store: Path,
+    texts: dict[str, str | None],
+    message: str,
+    trailers: gitio.Trailers,
+    op: str | None,
+    reason: str | None,
+) -> dict[str, object]:
+    """Return the audit event of one write: each file's SHA-256 now (before) and after."""
+    hashes = [
+        {
+            "id": Path(str(rel)).stem,
+            "before": audit.file_hash(store / str(rel)),
+            "after": audit.content_hash(None if text is None else str(text).encode("utf-8")),
+        }
+        for rel, text in texts.items()
+    ]
+    who = audit.who_from_trailers(trailers)
+    return audit.event(
+        op or (message.split(maxsplit=1) or ["write"])[0], hashes, who, reason=reason
+    )
 
 
 def _unchanged(store: Path, rel: str, text: str | None) -> bool:
@@ -292,6 +306,8 @@ def recover(store: Path, index: Index) -> bool:
         message = str(intent["message"])
         trailers = _trailers(intent.get("trailers"))
         events = [e for e in intent.get("audit") or [] if _is_event(e)]
+        if "audit" not in intent and isinstance(texts, dict):  # an intent from before the log
+            events = [_event_for(store, texts, message, trailers, None, None)]
         stones = [t for t in intent.get("tombstones") or [] if _is_stone(t)]
     except FileNotFoundError:
         return False

@@ -416,9 +416,6 @@ def import_planned(
             except SecretError:
                 result.note(item.place, "holds a secret", "refused")
                 continue
-            if tombstoned(live, record):
-                result.note(item.place, "repeats a rejected (tombstoned) value", "refused")
-                continue
             text_key = f"{record.kind}\n{normalized_text(record.text)}"
             target = relative_path(record)
             if (
@@ -435,6 +432,10 @@ def import_planned(
             rejected = next((doc for _, doc in similar if doc["status"] == "rejected"), None)
             if rejected is not None and record.status != "rejected":
                 result.note(item.place, f"repeats rejected {rejected['id']}", "refused")
+                continue
+            if tombstoned(live, record):  # a look-alike, or its rejected record was purged
+                held = live[audit.value_key(record.text)].get("record")
+                result.note(item.place, f"repeats rejected {held} (tombstoned value)", "refused")
                 continue
             if any(doc["kind"] == record.kind for _, doc in similar):
                 result.existing += 1

@@ -61,9 +61,19 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from memdir.cli.commands import agent, bench, demo, history, journal, project, records, store
+    from memdir.cli.commands import (
+        agent,
+        bench,
+        demo,
+        history,
+        journal,
+        project,
+        records,
+        store,
+        ui,
+    )
 
-    for module in (store, records, history, journal, project, agent, bench, demo):
+    for module in (store, records, history, journal, project, agent, bench, demo, ui):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -67,13 +67,14 @@ def _register() -> None:
         demo,
         history,
         journal,
+        portable,
         project,
         records,
         store,
         ui,
     )
 
-    for module in (store, records, history, journal, project, agent, bench, demo, ui):
+    for module in (store, records, history, journal, project, agent, portable, bench, demo, ui):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -11,7 +11,6 @@ Imports: standard library and the kernel only.
 
 from __future__ import annotations
 
-from memdir.kernel.fence import strip_injected
 from memdir.kernel.hookio import CANONICAL_EVENTS, dict_field, text_field
 from memdir.kernel.hosttable import HOSTS, payload_field
 
@@ -91,6 +90,16 @@ class HookEvent:
         )
 
 
+def _prompt(payload: dict[str, Any]) -> str:
+    """The person's prompt: context a host hands back inside it (Gemini CLI) is removed."""
+    prompt = text_field(payload, "prompt", "user_message")
+    if "hook_context>" not in prompt and "memdir-memory" not in prompt:
+        return prompt
+    from memdir.kernel.fence import strip_injected  # only when there is something to strip
+
+    return strip_injected(prompt)
+
+
 def _tool(host: str, raw: str) -> str:
     if raw in PATCH_TOOLS:
         return "ApplyPatch"
@@ -138,8 +147,7 @@ def normalise(host: str, event_arg: str, payload: dict[str, Any]) -> HookEvent:
         session=session,
         cwd=cwd,
         source=text_field(payload, "source", "trigger", "reason"),
-        # Context a host hands back inside the prompt (Gemini CLI) is never the person's words.
-        prompt=strip_injected(text_field(payload, "prompt", "user_message")),
+        prompt=_prompt(payload),
         tool=_tool(host, raw_tool),
         tool_input=tool_input,
         tool_response=payload.get("tool_response", payload.get("toolResult")),

@@ -74,6 +74,7 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         budget_tokens=settings.digest_tokens,
         compacted=fresh_context,
         exclude=already,
+        mirrored=digest.mirrored_ids(context.store) if event.host == "claude-code" else frozenset(),
     )
     if not injection.text:
         return None

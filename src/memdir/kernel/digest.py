@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 ORIGIN_ORDER = {"owner": 0, "import": 1, "agent": 2, "observer": 3}
 PINNED_TAG = "pinned"
 RULE_KINDS = ("rule", "preference")
+MIRROR_FLAG = "mirror-claude.json"
+"""``state/`` file naming the ids the Claude Code auto-memory mirror carries (store.mirror)."""
 
 
 class Injection:
@@ -94,6 +96,22 @@ def _ordered_rules(index: Index, query: str, limit: int = 40) -> list[dict[str, 
     return sorted(docs, key=key)
 
 
+def mirrored_ids(store: Path) -> frozenset[str]:
+    """Return the ids the Claude Code auto-memory mirror carries (empty when it is off).
+
+    One read of ``state/mirror-claude.json``; no directory scan.
+    """
+    import json
+
+    try:
+        with open(store / "state" / MIRROR_FLAG, encoding="utf-8") as fh:
+            flag = json.load(fh)
+    except (OSError, ValueError):
+        return frozenset()
+    ids = flag.get("ids") if isinstance(flag, dict) else None
+    return frozenset(i for i in ids if isinstance(i, str)) if isinstance(ids, list) else frozenset()
+
+
 def session_digest(
     index: Index,
     *,
@@ -103,12 +121,15 @@ def session_digest(
     pending_review: int | None = None,
     compacted: bool = False,
     exclude: Iterable[str] = (),
+    mirrored: frozenset[str] = frozenset(),
 ) -> Injection:
     """Return the SessionStart digest for a session in ``project`` (see the module docstring).
 
     ``exclude`` names records the agent's context already holds (a resumed session's earlier
     injections): they are left out, and when nothing else is left the digest is empty, since
-    its counts and hints are in that context too (DESIGN §10.10).
+    its counts and hints are in that context too (DESIGN §10.10). ``mirrored`` ids (what the
+    Claude Code auto-memory mirror already carries, see :func:`mirrored_ids`) are left out too;
+    a note says where they are.
     """
     skip = set(exclude)
     counts = index.count_by("kind", status="active")
@@ -127,7 +148,13 @@ def session_digest(
         notes.append(f"{waiting} candidate belief(s) await review (`memdir review`).")
     query = context_query(project, git_branch(project), files)
     rules = _ordered_rules(index, query)
-    seen = {doc["id"] for doc in rules}
+    seen = {doc["id"] for doc in rules} | mirrored
+    if mirrored:
+        rules = [doc for doc in rules if doc["id"] not in mirrored]
+        notes.append(
+            f"{len(mirrored)} owner rule(s) and preference(s) are in Claude Code's auto-memory "
+            "(memdir_rules.md, memdir_preferences.md) and are not repeated here."
+        )
     others = [h.doc for h in recall(index, query, limit=10).hits if h.doc["id"] not in seen]
     title = (
         "Context was compacted; the rules and preferences still apply:"

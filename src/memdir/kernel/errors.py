@@ -17,6 +17,7 @@ into exit codes and messages, in one place. Exit codes are DESIGN §9's::
     ├── RecordParseError                 code "parse_error"
     ├── LockTimeoutError                 code "lock_timeout"
     ├── GitError                         code "git_error"
+    │   └── GitStateError                code "git_state"     the store's git is mid-merge…
     ├── IndexFormatError                 code "index_format"
     ├── ManifestError                    code "manifest"
     ├── JournalOffsetError               code "journal_offset"
@@ -122,6 +123,19 @@ class GitError(MemdirError):
     """A git command failed, or git is not installed."""
 
     code = "git_error"
+
+
+class GitStateError(GitError):
+    """The store's git is in a state memdir does not commit in (a merge, a detached HEAD…).
+
+    ``state`` is a stable slug naming it (``merge_in_progress``, ``detached_head``…).
+    """
+
+    code = "git_state"
+
+    def __init__(self, message: str, *, state: str) -> None:
+        super().__init__(message)
+        self.state = state
 
 
 class IndexFormatError(MemdirError):

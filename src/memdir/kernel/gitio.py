@@ -1,17 +1,36 @@
 """The store's git history, through the ``git`` command (no GitPython).
 
-Every record write is one commit whose message names the operation, the record id and the
-reason (DESIGN §2). Commits skip the user's git hooks (``--no-verify``) and signing, and git
-runs with the caller's repository-redirecting variables (``GIT_DIR``, ``GIT_WORK_TREE``,
-``GIT_INDEX_FILE``…) removed, so memdir run from inside a project's git hook still writes to
-its own store. Author identity is the user's when git knows it; otherwise the store gets a
-local ``memdir`` identity at init so commits never fail on a fresh machine.
+git is memdir's own engine here, whatever the user configured (DESIGN §2, invariant 9):
+
+- **Pinned settings.** Every git call carries the settings memdir relies on as command-scope
+  configuration (``GIT_CONFIG_COUNT``/``GIT_CONFIG_KEY_n``/``GIT_CONFIG_VALUE_n``, which win
+  over the system, user and repository files): no hooks at all (``core.hooksPath`` is
+  ``/dev/null``, so no ``pre-commit``, ``prepare-commit-msg``, ``reference-transaction``…
+  ever runs), no signing, no line-ending conversion, no user-wide ignore or attributes file,
+  no fsmonitor, no pager or colour, UTF-8 messages, no automatic gc. See :data:`PINNED`.
+- **Scrubbed environment.** Every ``GIT_*`` variable leaking in from the caller (a git hook
+  that runs memdir, an IDE, ``git -c``) is dropped, except the identity
+  (``GIT_AUTHOR_NAME``… :data:`KEPT`), the location of the user's own config files and the
+  transport (ssh, askpass, proxies) that a ``sync`` to a remote needs. git never looks above
+  the folder it is run in (``GIT_CEILING_DIRECTORIES``), so a store without a repository of
+  its own can never commit into the project around it.
+- **An identity fallback.** When git knows no identity (no ``HOME``, a container, ``sudo``,
+  CI) the commit is made as ``memdir <memdir@localhost>`` instead of failing.
+- **memdir's own index.** Commits are built in memdir's own index file
+  (``<git dir>/memdir/index``), never in the one a person stages into, so nothing a person
+  staged or an earlier failure left is swept into a commit, and a failure at any step leaves
+  nothing staged. The person's index is brought up to date for the committed paths after the
+  commit is made.
+- **Store states.** A write is refused (:class:`GitStateError`) while the store's git is in a
+  state a commit would harm: an old commit checked out, a merge, rebase, cherry-pick, revert or
+  bisect in progress, unmerged paths, no repository of its own (:func:`check_writable`).
 
 Imports: standard library only.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -20,20 +39,67 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from memdir.kernel.errors import GitError, NotFoundError
+from memdir.kernel.errors import GitError, GitStateError, NotFoundError
 from memdir.kernel.lock import LOCK_NAME
 from memdir.kernel.paths import STATE_DIRNAME
 
-_SCRUB = (
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_COMMON_DIR",
-    "GIT_NAMESPACE",
-    "GIT_PREFIX",
+PINNED: tuple[tuple[str, str], ...] = (
+    ("core.hooksPath", os.devnull),  # no hook of any kind ever runs for memdir's git calls
+    ("commit.gpgSign", "false"),
+    ("tag.gpgSign", "false"),
+    ("tag.forceSignAnnotated", "false"),
+    ("push.gpgSign", "false"),
+    ("log.showSignature", "false"),  # gpg output would land inside `git log` output
+    ("core.autocrlf", "false"),
+    ("core.safecrlf", "false"),
+    ("core.eol", "lf"),
+    ("core.excludesFile", os.devnull),  # a user-wide `*.md` ignore must not hide records
+    ("core.attributesFile", os.devnull),  # nor a user-wide filter or eol attribute
+    ("core.fsmonitor", "false"),
+    ("core.quotePath", "false"),
+    ("core.pager", "cat"),
+    ("color.ui", "never"),
+    ("color.diff", "never"),
+    ("color.status", "never"),
+    ("diff.noprefix", "false"),
+    ("log.follow", "false"),
+    ("status.renames", "false"),
+    ("i18n.commitEncoding", "UTF-8"),
+    ("i18n.logOutputEncoding", "UTF-8"),
+    ("gc.auto", "0"),  # never a surprise gc inside a hook; `memdir health` maintains
+    ("maintenance.auto", "false"),
+    ("advice.detachedHead", "false"),
+    ("advice.statusHints", "false"),
+    ("advice.addEmbeddedRepo", "false"),
+    ("advice.ignoredHook", "false"),
 )
+"""What every git call memdir makes is pinned to, whatever the system, user or store says."""
+
+KEPT = frozenset(
+    {
+        "GIT_AUTHOR_NAME",
+        "GIT_AUTHOR_EMAIL",
+        "GIT_COMMITTER_NAME",
+        "GIT_COMMITTER_EMAIL",
+        "GIT_CONFIG_GLOBAL",
+        "GIT_CONFIG_SYSTEM",
+        "GIT_CONFIG_NOSYSTEM",
+        "GIT_EXEC_PATH",
+        "GIT_SSH",
+        "GIT_SSH_COMMAND",
+        "GIT_SSH_VARIANT",
+        "GIT_ASKPASS",
+        "GIT_PROXY_COMMAND",
+    }
+)
+"""The ``GIT_*`` variables passed through: who the person is, where their config files are,
+and how to reach a remote. Every other ``GIT_*`` variable is dropped (``GIT_DIR``,
+``GIT_INDEX_FILE``, ``GIT_CONFIG_PARAMETERS``, ``GIT_TRACE``, dates, templates…)."""
+
+_KEPT_PREFIXES = ("GIT_SSL_", "GIT_HTTP_", "GIT_PROXY_")
+
+FALLBACK_NAME = "memdir"
+FALLBACK_EMAIL = "memdir@localhost"
 IGNORED = ["state/", "index.sqlite", "index.sqlite-*", ".*.tmp", "*.tmp", "backups/"]
 """What the store's own ``.gitignore`` keeps out of history: machine-local and derived files."""
 
@@ -44,9 +110,44 @@ _FIELD = "\x1f"
 _RECORD = "\x1e"
 
 
-def _env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in _SCRUB}
+OWN_INDEX: tuple[tuple[str, str], ...] = (("core.splitIndex", "false"),)
+"""Further settings for memdir's own index file: written whole, so it never depends on a shared
+index file that git may expire."""
+
+
+def git_env(
+    folder: Path | None = None,
+    *,
+    extra: dict[str, str] | None = None,
+    config: tuple[tuple[str, str], ...] = (),
+) -> dict[str, str]:
+    """Return the environment every git call of memdir runs with (see the module docstring).
+
+    Args:
+        folder: The folder git runs in; git does not look for a repository above it. ``None``
+            lets git search upwards (only to find out which repository holds a folder).
+        extra: Further variables (memdir's own index file, the fallback identity).
+        config: Further pinned settings, after :data:`PINNED`.
+
+    Returns:
+        A complete environment for :func:`subprocess.run`.
+    """
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("GIT_") or k in KEPT or k.startswith(_KEPT_PREFIXES)
+    }
     env.update(LC_ALL="C", LANG="C", GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", PAGER="cat")
+    pinned = PINNED + config
+    env["GIT_CONFIG_COUNT"] = str(len(pinned))
+    for number, (key, value) in enumerate(pinned):
+        env[f"GIT_CONFIG_KEY_{number}"] = key
+        env[f"GIT_CONFIG_VALUE_{number}"] = value
+    if folder is not None:
+        with contextlib.suppress(OSError, RuntimeError):
+            env["GIT_CEILING_DIRECTORIES"] = str(folder.resolve().parent)
+    if extra:
+        env.update(extra)
     return env
 
 
@@ -63,9 +164,24 @@ def git_path() -> str:
 
 
 def run_git(
-    store: Path, *args: str, input_bytes: bytes | None = None, check: bool = True
+    store: Path,
+    *args: str,
+    input_bytes: bytes | None = None,
+    check: bool = True,
+    env: dict[str, str] | None = None,
+    discover: bool = False,
+    config: tuple[tuple[str, str], ...] = (),
 ) -> subprocess.CompletedProcess[bytes]:
-    """Run ``git -C store args…`` and return the finished process (bytes output).
+    """Run ``git -C store args…`` with memdir's pinned settings; return the finished process.
+
+    Args:
+        store: The folder git runs in.
+        *args: git's arguments.
+        input_bytes: What to write to git's stdin.
+        check: Raise when git exits non-zero.
+        env: Further environment variables (added to :func:`git_env`'s).
+        discover: Let git look for a repository above ``store`` (off: a store's git is its own).
+        config: Further pinned settings for this call.
 
     Raises:
         GitError: git is missing, or (with ``check``) exited non-zero; the message carries
@@ -76,22 +192,186 @@ def run_git(
             [git_path(), "-C", str(store), *args],
             input=input_bytes,
             capture_output=True,
-            env=_env(),
+            env=git_env(None if discover else store, extra=env, config=config),
             check=False,
         )
     except OSError as exc:
         raise GitError(f"cannot run git: {exc}") from exc
     if check and done.returncode != 0:
-        message = (
-            done.stderr.decode("utf-8", "replace").strip()
-            or done.stdout.decode("utf-8", "replace").strip()
-        )
-        raise GitError(f"git {args[0]} failed: {message}")
+        raise GitError(f"git {args[0]} failed: {_text(done)}")
     return done
 
 
+def _text(done: subprocess.CompletedProcess[bytes]) -> str:
+    return (
+        done.stderr.decode("utf-8", "replace").strip()
+        or done.stdout.decode("utf-8", "replace").strip()
+        or f"exit status {done.returncode}"
+    )
+
+
+def git_dir(store: Path) -> Path:
+    """Return the store's git directory: ``.git``, or where a ``.git`` file points.
+
+    Read from files (no git process). A ``.git`` that is neither is returned as is (git then
+    says what is wrong).
+    """
+    dot_git = store / ".git"
+    if dot_git.is_file():
+        try:
+            content = dot_git.read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            return dot_git
+        if content.startswith("gitdir:"):
+            target = Path(content[len("gitdir:") :].strip())
+            return target if target.is_absolute() else store / target
+    return dot_git
+
+
+def _common_dir(gitdir: Path) -> Path:
+    try:
+        common = (gitdir / "commondir").read_text(encoding="utf-8").strip()
+    except OSError:
+        return gitdir
+    return gitdir / common
+
+
+@dataclass(frozen=True, slots=True)
+class GitState:
+    """A state of the store's git in which memdir does not commit."""
+
+    code: str  # stable slug: detached_head, merge_in_progress, …
+    message: str  # what the state is
+    fix: str  # the commands that end it
+
+    def error(self, store: Path) -> GitStateError:
+        """Return the error a write refused in this state raises."""
+        return GitStateError(
+            f"the store's git {self.message}; memdir does not write until that is finished, "
+            f"so nothing was stored. Fix: {self.fix} (store: {store})",
+            state=self.code,
+        )
+
+
+_OPERATIONS = (
+    ("rebase-merge", "rebase_in_progress", "is in the middle of a rebase", "rebase"),
+    ("rebase-apply", "rebase_in_progress", "is in the middle of a rebase (or `git am`)", "rebase"),
+    ("MERGE_HEAD", "merge_in_progress", "is in the middle of a merge", "merge"),
+    ("CHERRY_PICK_HEAD", "cherry_pick_in_progress", "is mid cherry-pick", "cherry-pick"),
+    ("REVERT_HEAD", "revert_in_progress", "is in the middle of a revert", "revert"),
+)
+
+
+def git_state(store: Path, *, unmerged: bool | None = None) -> GitState | None:
+    """Return the state that stops memdir committing in ``store``, or ``None`` when it may.
+
+    Files in the git directory are read (no process), except for unmerged paths: those are
+    asked of git (``git ls-files -u``) when ``unmerged`` is True, or, when it is ``None``, only
+    if the person's git index changed since memdir last wrote it.
+
+    Raises:
+        GitError: git is missing or failed while listing unmerged paths.
+    """
+    quoted = _quote(store)
+    dot_git = store / ".git"
+    if not dot_git.exists():
+        return GitState(
+            "no_repository",
+            "is missing: the store has no git repository of its own (no .git in it)",
+            f"`memdir init --store {quoted}` makes one, keeping the records",
+        )
+    gitdir = git_dir(store)
+    for name, code, message, command in _OPERATIONS:
+        if (gitdir / name).exists():
+            return GitState(
+                code,
+                message,
+                f"finish it (`git -C {quoted} {command} --continue`) or abandon it "
+                f"(`git -C {quoted} {command} --abort`)",
+            )
+    if (gitdir / "BISECT_LOG").exists():
+        return GitState(
+            "bisect_in_progress",
+            "is in the middle of a bisect",
+            f"`git -C {quoted} bisect reset`",
+        )
+    try:
+        head = (gitdir / "HEAD").read_text(encoding="ascii", errors="replace").strip()
+    except OSError:
+        head = "ref: "
+    if _HASH.match(head):
+        return GitState(
+            "detached_head",
+            f"has an old commit checked out (detached HEAD at {head[:12]}), so a commit would "
+            "land on no branch and be lost",
+            f"go back to the branch: `git -C {quoted} switch -` (or `git -C {quoted} switch "
+            "<branch>`)",
+        )
+    if unmerged is None:
+        unmerged = _index_changed_since_memdir(gitdir)
+    if unmerged:
+        paths = _unmerged_paths(store)
+        if paths:
+            listed = ", ".join(paths[:3]) + (" …" if len(paths) > 3 else "")
+            return GitState(
+                "unmerged_paths",
+                f"has unmerged paths ({listed}) from a merge that was not finished",
+                f"resolve them (edit, then `git -C {quoted} add` them and commit), or discard "
+                f"the merge with `git -C {quoted} reset --merge`",
+            )
+    return None
+
+
+def check_writable(store: Path) -> None:
+    """Refuse a write while the store's git is in a state a commit would harm.
+
+    Raises:
+        GitStateError: the message names the state and the commands that end it.
+        GitError: git failed while looking.
+    """
+    state = git_state(store)
+    if state is not None:
+        raise state.error(store)
+
+
+def _quote(path: Path) -> str:
+    text = str(path)
+    return text if re.fullmatch(r"[\w@%+=:,./-]+", text) else "'" + text.replace("'", "'\\''") + "'"
+
+
+def _unmerged_paths(store: Path) -> list[str]:
+    out = run_git(store, "ls-files", "-u", "-z").stdout.decode("utf-8", "replace")
+    paths: list[str] = []
+    for item in out.split("\0"):
+        path = item.partition("\t")[2]
+        if path and path not in paths:
+            paths.append(path)
+    return paths
+
+
+def _own_index(gitdir: Path) -> tuple[Path, Path]:
+    """Return memdir's own index file and the file naming the commit it mirrors."""
+    folder = gitdir / "memdir"
+    return folder / "index", folder / "index.head"
+
+
+def _index_changed_since_memdir(gitdir: Path) -> bool:
+    """Whether the person's index was written after memdir last committed (or is unknown)."""
+    _, marker = _own_index(gitdir)
+    try:
+        return (gitdir / "index").stat().st_mtime_ns > marker.stat().st_mtime_ns
+    except FileNotFoundError:
+        return (gitdir / "index").exists()
+    except OSError:
+        return True
+
+
 def init_repo(store: Path) -> None:
-    """Make ``store`` a git repository with memdir's settings and ``.gitignore``; idempotent.
+    """Make ``store`` a git repository with memdir's ``.gitignore``; idempotent.
+
+    The settings memdir relies on are pinned on every call (:data:`PINNED`), so a store reached
+    any other way (a clone, a copy) behaves the same; the few written here only make a person's
+    own git commands in the store behave like memdir's.
 
     Raises:
         GitError: git is missing or refuses.
@@ -102,25 +382,17 @@ def init_repo(store: Path) -> None:
         ("commit.gpgsign", "false"),
         ("core.autocrlf", "false"),
         ("core.quotepath", "false"),
-        ("gc.auto", "0"),  # never a surprise gc inside a hook; `memdir health` maintains
-        ("maintenance.auto", "false"),  # nor a `git maintenance` child after each commit
-        # A record write rewrites git's index; at 10,000 records that file is ~1 MB. A split
-        # index writes only the changed entries, and version 4 compresses the paths: together
-        # they cut the git part of `remember` by about half (benchmarks/scale.py).
-        ("core.splitIndex", "true"),
-        ("index.version", "4"),
+        ("gc.auto", "0"),
+        ("maintenance.auto", "false"),
+        ("index.version", "4"),  # the person's index: paths compressed
     ):
         run_git(store, "config", key, value)
-    known = run_git(store, "config", "user.email", check=False)
-    if known.returncode != 0 or not known.stdout.strip():
-        run_git(store, "config", "user.name", "memdir")
-        run_git(store, "config", "user.email", "memdir@localhost")
     ignore = store / ".gitignore"
     if not ignore.exists():
         ignore.write_text("\n".join(IGNORED) + "\n", encoding="utf-8")
 
 
-_GIT_LOCKS = ("index.lock", "HEAD.lock", "packed-refs.lock", "config.lock")
+_GIT_LOCKS = ("index.lock", "HEAD.lock", "packed-refs.lock", "config.lock", "memdir/index.lock")
 
 
 def remove_stale_locks(store: Path) -> list[str]:
@@ -134,20 +406,20 @@ def remove_stale_locks(store: Path) -> list[str]:
     no longer running memdir's work; one made since (a person running git in the store at this
     very moment) is younger and is left alone.
     """
-    git_dir = store / ".git"
+    gitdir = git_dir(store)
     try:
         taken = (store / STATE_DIRNAME / LOCK_NAME).stat().st_mtime_ns
     except OSError:
         return []
-    candidates = [git_dir / name for name in _GIT_LOCKS]
-    for folder, _, files in os.walk(git_dir / "refs"):
+    candidates = [gitdir / name for name in _GIT_LOCKS]
+    for folder, _, files in os.walk(_common_dir(gitdir) / "refs"):
         candidates += [Path(folder) / name for name in files if name.endswith(".lock")]
     removed = []
     for path in candidates:
         try:
             if path.stat().st_mtime_ns < taken:
                 path.unlink()
-                removed.append(path.relative_to(store).as_posix())
+                removed.append(os.path.relpath(path, store).replace(os.sep, "/"))
         except OSError:
             continue
     return removed
@@ -159,28 +431,29 @@ _HASH = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 def head_commit(store: Path) -> str:
     """Return the commit ``HEAD`` points at, or ``""`` on an unborn branch.
 
-    Read from ``.git/HEAD`` and the loose or packed ref it names, as git lays them out, which
-    saves a ``git rev-parse`` process per write; anything unusual (a worktree's ``.git`` file,
-    a symbolic ref elsewhere, reftable) falls back to asking git.
+    Read from ``HEAD`` and the loose or packed ref it names, as git lays them out, which
+    saves a ``git rev-parse`` process per write; anything unusual (a symbolic ref elsewhere,
+    reftable) falls back to asking git.
 
     Raises:
         GitError: git is missing or failed (on the fallback path only).
     """
-    git_dir = store / ".git"
+    gitdir = git_dir(store)
+    common = _common_dir(gitdir)
     try:
-        head = (git_dir / "HEAD").read_text(encoding="ascii").strip()
+        head = (gitdir / "HEAD").read_text(encoding="ascii").strip()
     except (OSError, UnicodeDecodeError):
         head = ""
     if _HASH.match(head):
         return head  # detached
     ref = head[5:] if head.startswith("ref: refs/heads/") else ""
-    if ref and ".." not in ref and (git_dir / "refs").is_dir():
+    if ref and ".." not in ref and (common / "refs").is_dir():
         try:
-            value = (git_dir / ref).read_text(encoding="ascii").strip()
+            value = (common / ref).read_text(encoding="ascii").strip()
             if _HASH.match(value):
                 return value
         except FileNotFoundError:
-            packed = _packed_ref(git_dir, ref)
+            packed = _packed_ref(common, ref)
             if packed is not None:
                 return packed
         except (OSError, UnicodeDecodeError):
@@ -208,46 +481,107 @@ def _packed_ref(git_dir: Path, ref: str) -> str | None:
     return ""
 
 
-def commit(store: Path, paths: list[str], message: str, *, trailers: Trailers = ()) -> None:
-    """Stage ``paths`` (added, changed or deleted, relative to the store) and commit them.
+def commit(store: Path, paths: list[str], message: str, *, trailers: Trailers = ()) -> str:
+    """Commit ``paths`` (added, changed or deleted, relative to the store) as they are on disk.
 
-    ``trailers`` (``(key, value)`` pairs, e.g. ``("Memdir-Origin", "agent")``) end the message
-    as git trailers: who made the commit and through which channel (:func:`with_trailers`).
+    The commit is built in memdir's own index file, a copy of the last commit's tree plus
+    ``paths`` (files with ``git update-index``; folders with ``git add -A``, which honours the
+    store's ``.gitignore``), then written with git's plumbing (``write-tree``, ``commit-tree``,
+    and a compare-and-swap ``update-ref``), so nothing a person staged, and nothing outside
+    ``paths``, is swept in; no hook runs. A failure at any step discards memdir's index and
+    leaves ``HEAD``, the person's index and the files as they were. After the commit the
+    person's index is brought up to date for ``paths`` (best effort: the commit is already
+    durable). The caller holds the store lock; git lock files a killed git left behind are
+    removed first (:func:`remove_stale_locks`).
 
-    Only these paths are staged, so a hand edit elsewhere stays uncommitted and visible to
-    ``memdir health``. When every path is a file (or a deleted one), as in every record write,
-    the commit is made with git's plumbing (``update-index``, ``write-tree``, ``commit-tree``,
-    ``update-ref``): unlike ``git commit`` it never stats every tracked file, so its cost stays
-    flat as the store grows (at 10,000 records, 17 ms of CPU against 54 ms). Folders go
-    through ``git add -A`` and ``git commit``. The caller holds the store lock; git lock files
-    a killed git left behind are removed first (:func:`remove_stale_locks`).
+    Args:
+        store: The store folder.
+        paths: Store-relative files or folders to commit.
+        message: The commit message (subject, blank line, details).
+        trailers: ``(key, value)`` pairs, e.g. ``("Memdir-Origin", "agent")``, ending the
+            message as git trailers: who made the commit and through which channel
+            (:func:`with_trailers`).
+
+    Returns:
+        The new commit's hash.
 
     Raises:
-        GitError: git failed; the working tree keeps the new files either way.
+        GitStateError: the store's git is in a state memdir does not commit in (nothing done).
+        GitError: a git step failed; nothing was committed and nothing is staged.
     """
     message = with_trailers(message, trailers)
     remove_stale_locks(store)
-    if any((store / p).is_dir() for p in paths):
-        run_git(store, "add", "-A", "--", *paths)
-        run_git(store, "commit", "-q", "--no-verify", "--allow-empty", "-m", message)
-        return
-    if paths:  # on stdin: a bulk import's 100,000 paths would overflow a command line
-        listed = b"".join(p.encode("utf-8") + b"\0" for p in paths)
-        run_git(store, "update-index", "--add", "--remove", "-z", "--stdin", input_bytes=listed)
-    tree = run_git(store, "write-tree").stdout.decode().strip()
+    check_writable(store)
+    gitdir = git_dir(store)
+    index, marker = _own_index(gitdir)
+    own = {"GIT_INDEX_FILE": str(index)}
     parent = head_commit(store)
-    made = run_git(
-        store,
-        "commit-tree",
-        tree,
-        *(["-p", parent] if parent else []),
-        input_bytes=message.strip().encode("utf-8") + b"\n",
-    )
-    new = made.stdout.decode().strip()
-    subject = message.splitlines()[0] if message else ""
-    # Compare-and-swap: refused if HEAD moved since it was read (the store lock should make
-    # that impossible; a hand-made commit in between is not silently dropped).
-    run_git(store, "update-ref", "-m", f"commit: {subject}", "HEAD", new, parent)
+    try:
+        mirrored = marker.read_text(encoding="ascii").strip()
+    except OSError:
+        mirrored = None
+    folders = any((store / p).is_dir() for p in paths)
+    listed = b"".join(p.encode("utf-8") + b"\0" for p in paths)
+    try:
+        index.parent.mkdir(exist_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            marker.unlink()  # until the commit is made, memdir's index mirrors nothing
+        if mirrored != parent or not index.exists():
+            with contextlib.suppress(FileNotFoundError):
+                index.unlink()
+            if parent:
+                run_git(store, "read-tree", parent, env=own, config=OWN_INDEX)
+        if folders:
+            run_git(store, "add", "-A", "--", *paths, env=own, config=OWN_INDEX)
+        elif paths:  # on stdin: a bulk import's 100,000 paths would overflow a command line
+            run_git(
+                store, "update-index", "--add", "--remove", "-z", "--stdin",
+                input_bytes=listed, env=own, config=OWN_INDEX,
+            )  # fmt: skip
+        tree = run_git(store, "write-tree", env=own, config=OWN_INDEX).stdout.decode().strip()
+        new = _commit_tree(store, tree, parent, message.strip())
+        subject = message.strip().splitlines()[0] if message.strip() else ""
+        # Compare-and-swap: refused if HEAD moved since it was read (a commit a person made
+        # in between is never silently dropped).
+        run_git(store, "update-ref", "-m", f"commit: {subject}", "HEAD", new, parent)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            index.unlink()
+        raise
+    # The commit is durable; what follows only keeps the person's view in step with it.
+    if folders:
+        run_git(store, "add", "-A", "--", *paths, check=False)
+    elif paths:
+        run_git(
+            store, "update-index", "--add", "--remove", "-z", "--stdin",
+            input_bytes=listed, check=False,
+        )  # fmt: skip
+    with contextlib.suppress(OSError):
+        marker.write_text(new + "\n", encoding="ascii")
+    return new
+
+
+def _commit_tree(store: Path, tree: str, parent: str, message: str) -> str:
+    """Write a commit object; fall back to memdir's identity when git knows none."""
+    args = ["commit-tree", tree, *(["-p", parent] if parent else [])]
+    data = message.encode("utf-8") + b"\n"
+    done = run_git(store, *args, input_bytes=data, check=False)
+    if done.returncode != 0:
+        fallback = {
+            key: value
+            for key, value in (
+                ("GIT_AUTHOR_NAME", FALLBACK_NAME),
+                ("GIT_COMMITTER_NAME", FALLBACK_NAME),
+                ("GIT_AUTHOR_EMAIL", FALLBACK_EMAIL),
+                ("GIT_COMMITTER_EMAIL", FALLBACK_EMAIL),
+            )
+            if not os.environ.get(key)
+        }
+        retry = run_git(store, *args, input_bytes=data, check=False, env=fallback)
+        if retry.returncode != 0:
+            raise GitError(f"git commit-tree failed: {_text(done)}")
+        done = retry
+    return done.stdout.decode().strip()
 
 
 @dataclass(frozen=True, slots=True)
@@ -358,28 +692,95 @@ def changed_paths(store: Path, commit_hash: str) -> list[str]:
     return [p for p in out.split("\0") if p]
 
 
-def revert(store: Path, commit_hash: str, message: str, *, trailers: Trailers = ()) -> list[str]:
-    """Revert one commit with a new commit; return the paths it changed.
+_ZERO = re.compile(r"^0+$")
+
+
+def _blob(store: Path, sha: str | None) -> bytes | None:
+    if sha is None:
+        return None
+    return run_git(store, "cat-file", "blob", sha).stdout
+
+
+def _tree_entries(store: Path, rev: str, paths: list[str]) -> dict[str, str]:
+    """``path -> blob hash`` of ``paths`` in ``rev`` (absent paths are left out)."""
+    out = run_git(store, "ls-tree", "-z", "--full-tree", rev, "--", *paths).stdout
+    found = {}
+    for item in out.decode("utf-8", "replace").split("\0"):
+        meta, _, path = item.partition("\t")
+        parts = meta.split()
+        if path and len(parts) == 3:
+            found[path] = parts[2]
+    return found
+
+
+def revert_contents(store: Path, commit_hash: str) -> dict[str, bytes | None]:
+    """Return the file contents that undo ``commit_hash`` on top of ``HEAD``.
+
+    Nothing is written: the caller applies the contents (``None`` deletes the file) and
+    commits them like any other write, so a failure leaves nothing staged. A file changed again
+    since the commit is merged three ways (``git merge-file``); a file already back as it was
+    is left out.
 
     ``trailers`` end the message as in :func:`commit`.
 
     Raises:
-        GitError: the revert conflicts with later changes; nothing is changed (it is aborted).
+        GitError: a later change to the same file conflicts with undoing this one.
     """
-    message = with_trailers(message, trailers)
-    remove_stale_locks(store)
-    paths = changed_paths(store, commit_hash)
-    done = run_git(store, "revert", "--no-edit", "--no-commit", commit_hash, check=False)
-    if done.returncode != 0:
-        run_git(store, "revert", "--abort", check=False)
-        run_git(store, "reset", "-q", "--merge", check=False)
-        detail = done.stderr.decode("utf-8", "replace").strip()
+    raw = run_git(
+        store, "diff-tree", "-r", "-z", "--no-renames", "--no-commit-id", "--root", commit_hash
+    ).stdout.decode("utf-8", "replace")
+    items = raw.split("\0")
+    changes: dict[str, tuple[str | None, str | None]] = {}
+    for meta, path in zip(items[0::2], items[1::2], strict=False):
+        parts = meta.lstrip(":").split()
+        if len(parts) >= 4 and path:
+            before = None if _ZERO.match(parts[2]) else parts[2]
+            after = None if _ZERO.match(parts[3]) else parts[3]
+            changes[path] = (before, after)
+    head = _tree_entries(store, "HEAD", list(changes)) if changes else {}
+    result: dict[str, bytes | None] = {}
+    conflicts = []
+    for path, (before, after) in changes.items():
+        now = head.get(path)
+        if now == after:
+            result[path] = _blob(store, before)
+        elif now == before:
+            continue  # already as it was before the commit
+        elif now is not None and before is not None and after is not None:
+            ours, base, theirs = (_blob(store, sha) for sha in (now, after, before))
+            merged = _merge_file(store, ours, base, theirs)
+            if merged is None:
+                conflicts.append(path)
+            else:
+                result[path] = merged
+        else:
+            conflicts.append(path)
+    if conflicts:
         raise GitError(
             f"cannot roll back {commit_hash[:12]}: later changes touch the same records "
-            f"({detail}); roll back the later commits first"
+            f"({', '.join(conflicts)}); roll back the later commits first. Nothing was changed"
         )
-    run_git(store, "commit", "-q", "--no-verify", "--allow-empty", "-m", message)
-    return paths
+    return result
+
+
+def _merge_file(
+    store: Path, ours: bytes | None, base: bytes | None, theirs: bytes | None
+) -> bytes | None:
+    """Three-way merge of one file's contents; ``None`` when they conflict."""
+    folder = store / STATE_DIRNAME
+    folder.mkdir(exist_ok=True)
+    names = []
+    try:
+        for label, content in (("ours", ours), ("base", base), ("theirs", theirs)):
+            path = folder / f".merge-{os.getpid()}-{label}.tmp"
+            path.write_bytes(content or b"")
+            names.append(str(path))
+        done = run_git(store, "merge-file", "-p", *names, check=False)
+    finally:
+        for name in names:
+            with contextlib.suppress(OSError):
+                os.unlink(name)
+    return done.stdout if done.returncode == 0 else None
 
 
 def file_patches(store: Path, path: str, limit: int = 50) -> str:
@@ -388,7 +789,16 @@ def file_patches(store: Path, path: str, limit: int = 50) -> str:
     if has_head.returncode != 0:
         return ""
     return run_git(
-        store, "log", f"-n{limit}", "-p", "--format=commit %H%n%aI  %s%n", "--", path
+        store,
+        "log",
+        f"-n{limit}",
+        "-p",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--no-color",
+        "--format=commit %H%n%aI  %s%n",
+        "--",
+        path,
     ).stdout.decode("utf-8", "replace")
 
 

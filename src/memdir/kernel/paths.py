@@ -158,13 +158,10 @@ def resolve_store(
         if is_store(path):
             check_layout(path.resolve())
             return path.resolve()
-        hint = ""
-        if is_store(path / STORE_DIRNAME):
-            hint = f"; did you mean {path / STORE_DIRNAME}? (--store names the .memdir folder)"
         source = "--store" if explicit not in (None, "") else "MEMDIR_STORE"
         raise StoreNotFoundError(
-            f"{path} is not a memdir store (no {MANIFEST_NAME}) named by {source}{hint}; "
-            f"create one with `memdir init --store {path}`"
+            f"{path} is not a memdir store (no {MANIFEST_NAME}) named by {source}; "
+            + _store_advice(path)
         )
     found = discover_store(cwd or Path.cwd())
     if found is None:
@@ -174,6 +171,29 @@ def resolve_store(
         )
     check_layout(found)
     return found
+
+
+def _store_advice(path: Path) -> str:
+    """What to do about ``--store PATH`` that is not a store (case B60).
+
+    ``--store`` names the ``.memdir`` folder itself; a folder that already holds files (a
+    project) is pointed at its ``.memdir`` folder, never told to become a store itself, which
+    would commit memory into the project's history. A missing or empty folder can become one.
+    """
+    inner = path / STORE_DIRNAME
+    if is_store(inner):
+        return f"did you mean --store {inner}? (--store names the {STORE_DIRNAME} folder)"
+    try:
+        occupied = path.is_dir() and any(path.iterdir())
+    except OSError:
+        occupied = True
+    if not occupied or (path.name == STORE_DIRNAME and not (path / ".git").exists()):
+        return f"create it with `memdir init --store {path}`"
+    return (
+        f"--store names the {STORE_DIRNAME} folder itself, not the project: to create the "
+        f"store of a project at {path}, run `memdir init` there (it creates {inner}), then "
+        f"pass --store {inner}"
+    )
 
 
 def user_store_dir(env: Mapping[str, str] | None = None) -> Path:

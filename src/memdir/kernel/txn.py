@@ -9,6 +9,12 @@ changed, or everything did) or an intent that :func:`recover` replays on the nex
 already committed makes no second commit. So a multi-file change such as a correction (new
 record + superseded old one) is never half-applied, and is always exactly one commit.
 
+A git failure is different from a kill: the process is alive to undo what it did. Every file
+is put back as it was, the intent is removed and nothing is staged (:func:`memdir.kernel.gitio.
+commit` builds commits in memdir's own index), so a write git refused is absent, never live
+and reported failed (invariant 9). A write refused because of the store's git state (a merge
+in progress, a detached HEAD) touches no file at all.
+
 Once the commit is made the write is complete: the index is derived data, so an index that
 stays busy past the connection's timeout (another process scanning, a long ``PRAGMA
 integrity_check``) does not fail the write. The index then misses the change until the next
@@ -27,6 +33,7 @@ from pathlib import Path
 
 from memdir.kernel import gitio
 from memdir.kernel.atomic import fsync_dir, write_atomic
+from memdir.kernel.errors import GitError, GitStateError
 from memdir.kernel.index import FileStat, Index
 from memdir.kernel.model import Record
 from memdir.kernel.paths import state_dir
@@ -75,22 +82,55 @@ def apply(
 ) -> None:
     """Write ``changes`` as one commit and index them; the caller holds the store lock.
 
-    ``trailers`` (who made the change; :meth:`memdir.kernel.caller.Caller.trailers`) end the
-    commit message, and a replay by :func:`recover` keeps them.
+    Args:
+        store: The store folder.
+        index: Its open index.
+        changes: The files of this one logical write.
+        message: The commit message.
+        trailers: Who made the change (:meth:`memdir.kernel.caller.Caller.trailers`), ending
+            the commit message; a replay by :func:`recover` keeps them.
 
     Raises:
-        GitError: git is missing or failed; the intent stays for :func:`recover`.
+        GitStateError: the store's git is mid-merge, detached…; nothing was written.
+        GitError: git is missing or failed; every file is as it was, the intent is removed
+            and nothing is staged (the write is refused and absent).
         UsageError: a record holds a value that cannot be written (nothing is changed).
         OSError: the disk is full or read-only; nothing is changed if the intent could not
             be written, else the intent stays for :func:`recover`.
     """
     gitio.git_path()  # fail before touching anything when git is missing
     texts = {c.path: (dump(c.record) if c.record is not None else None) for c in changes}
+    apply_texts(store, index, texts, message, trailers=trailers)
+
+
+def apply_texts(
+    store: Path,
+    index: Index,
+    texts: dict[str, str | None],
+    message: str,
+    *,
+    trailers: gitio.Trailers = (),
+) -> None:
+    """Write files (``None`` deletes one) as one commit, all or nothing; see :func:`apply`.
+
+    Raises:
+        GitStateError, GitError, OSError: as :func:`apply`.
+    """
     if all(_unchanged(store, rel, text) for rel, text in texts.items()):
         return  # the same bytes again (a near-duplicate within the same second): no empty commit
-    intent = {"message": message, "files": texts, "trailers": [list(t) for t in trailers]}
-    write_atomic(_intent_path(store), json.dumps(intent, ensure_ascii=False).encode("utf-8"))
-    _replay(store, index, texts, message, trailers=tuple(trailers))
+    gitio.check_writable(store)  # refused before any file is touched
+    durable = _contained(texts)  # only record files can be replayed after a crash
+    if durable:
+        intent = {"message": message, "files": texts, "trailers": [list(t) for t in trailers]}
+        write_atomic(_intent_path(store), json.dumps(intent, ensure_ascii=False).encode("utf-8"))
+    try:
+        _replay(store, index, texts, message, trailers=trailers)
+    except GitError as err:
+        with contextlib.suppress(FileNotFoundError):
+            _intent_path(store).unlink()
+        if "nothing was stored" not in str(err):
+            err.args = (f"nothing was stored: {err}",)
+        raise
 
 
 def _unchanged(store: Path, rel: str, text: str | None) -> bool:
@@ -102,26 +142,48 @@ def _unchanged(store: Path, rel: str, text: str | None) -> bool:
         return False
 
 
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def _put(target: Path, data: bytes | None) -> None:
+    if data is None:
+        with contextlib.suppress(FileNotFoundError):
+            target.unlink()
+            fsync_dir(target.parent)
+    else:
+        write_atomic(target, data)
+
+
 def _replay(
     store: Path,
     index: Index,
     texts: dict[str, str | None],
     message: str,
     *,
-    recovering: bool = False,
     trailers: gitio.Trailers = (),
+    recovering: bool = False,
 ) -> None:
-    for rel, text in texts.items():
-        target = store / rel
-        if text is None:
-            with contextlib.suppress(FileNotFoundError):
-                target.unlink()
-                fsync_dir(target.parent)
-        else:
-            write_atomic(target, text.encode("utf-8"))
-    if not recovering or gitio.changed_since_head(store, list(texts)):
-        gitio.commit(store, list(texts), message, trailers=trailers)
-    # else: the interrupted process had committed; a second, empty commit would say nothing
+    """Write the files and commit them; on a git failure put every file back as it was.
+
+    Raises:
+        GitError: git failed; the files are as they were before this call.
+        OSError: a file could not be written (the intent, if any, stays for :func:`recover`).
+    """
+    before = {rel: _read(store / rel) for rel in texts}
+    try:
+        for rel, text in texts.items():
+            _put(store / rel, text.encode("utf-8") if text is not None else None)
+        if not recovering or gitio.changed_since_head(store, list(texts)):
+            gitio.commit(store, list(texts), message, trailers=trailers)
+        # else: the interrupted process had committed; a second, empty commit would say nothing
+    except GitError:
+        for rel, data in before.items():
+            _put(store / rel, data)
+        raise
     with contextlib.suppress(sqlite3.OperationalError):
         # Busy past the timeout: the next stat scan indexes these files (module docstring).
         _reindex(store, index, texts)
@@ -132,6 +194,8 @@ def _replay(
 def _reindex(store: Path, index: Index, texts: dict[str, str | None]) -> None:
     with index.write():
         for rel, text in texts.items():
+            if not rel.startswith("records/"):
+                continue  # not a record (a rollback of an init or sync commit): nothing to index
             if text is None:
                 index.forget_path(rel)
                 continue
@@ -146,7 +210,8 @@ def recover(store: Path, index: Index) -> bool:
     The caller holds the store lock.
 
     Raises:
-        GitError: git is missing or failed; the intent stays.
+        GitError: git is missing or failed; the files are as they were and the intent stays,
+            so a later write or ``memdir health`` finishes it once git works.
     """
     path = store / "state" / INTENT_NAME
     try:
@@ -166,14 +231,23 @@ def recover(store: Path, index: Index) -> bool:
         # name, never acted on, so a planted intent cannot write outside the store.
         path.replace(path.with_name(REFUSED_INTENT_NAME))
         return False
-    _replay(
-        store,
-        index,
-        texts,
-        message + "\n\n(completed after an interruption)",
-        recovering=True,
-        trailers=trailers,
-    )
+    try:
+        _replay(
+            store,
+            index,
+            texts,
+            message + "\n\n(completed after an interruption)",
+            trailers=trailers,
+            recovering=True,
+        )
+    except GitError as err:
+        text = (
+            "an interrupted write is waiting to be finished, and git refused it, so nothing "
+            f"else is stored until it can be: {err}"
+        )
+        if isinstance(err, GitStateError):
+            raise GitStateError(text, state=err.state) from err
+        raise GitError(text) from err
     return True
 
 

@@ -32,7 +32,7 @@ from memdir.kernel.recall import Hit, TurnHit, search_turns
 from memdir.kernel.recall import recall as recall_records
 from memdir.kernel.text import truncate
 from memdir.store import graph as graph_mod
-from memdir.store import history, scan, setup
+from memdir.store import history, mirror, scan, setup
 from memdir.store.setup import Initialised
 
 
@@ -46,6 +46,9 @@ def opened(store: Path, *, scan_records: bool = True) -> Iterator[Handle]:
     handle = scan.open_handle(store, scan=scan_records)
     try:
         yield handle
+        # Corrections, rejections and forgets reach Claude Code's auto-memory at once: when
+        # the mirror is on and the store's head moved, its files are rewritten (cheap if not).
+        mirror.refresh_if_changed(handle.index, store)
     except NotFoundError as err:
         raise _explained(store, err) from err
     finally:

@@ -12,6 +12,7 @@ Near-duplicates of existing records are not merged here (``memdir dream`` report
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -23,7 +24,7 @@ from typing import Any, Protocol
 
 from memdir.kernel import appendlog, gitio, txn
 from memdir.kernel.atomic import write_atomic
-from memdir.kernel.errors import MemdirError, RecordParseError, SecretError
+from memdir.kernel.errors import GitError, MemdirError, RecordParseError, SecretError
 from memdir.kernel.frontmatter import extra_problem
 from memdir.kernel.index import FileStat, doc_record
 from memdir.kernel.lifecycle import Handle
@@ -64,6 +65,18 @@ def _masked(record: Any) -> Any:
         reason=redact(record.reason) if record.reason else record.reason,
         extra=tuple((key, redact(raw)) for key, raw in record.extra),
     )
+
+
+def masked(record: Any) -> Any:
+    """Return ``record`` with secrets masked in every text it carries (for every export).
+
+    Args:
+        record: A :class:`memdir.kernel.model.Record`.
+
+    Returns:
+        A copy whose text, aliases, tags, body, reason and extra keys are redacted.
+    """
+    return _masked(record)
 
 
 def export_lines(handle: Handle, statuses: Iterable[str] = ()) -> Iterator[str]:
@@ -128,6 +141,7 @@ def import_lines(
     written: list[str] = []
     with store_lock(handle.store, "import", handle.lock_timeout_seconds, queue=handle.lock_queue):
         txn.recover(handle.store, handle.index)
+        gitio.check_writable(handle.store)  # a merge in progress, a detached HEAD…: refused
         for number, line in enumerate(lines, 1):
             if not line.strip():
                 continue
@@ -157,12 +171,17 @@ def import_lines(
             result.imported += len(batch)
         if result.imported:
             # Only the imported files: a hand edit elsewhere in records/ stays for health.
-            gitio.commit(
-                handle.store,
-                written,
-                f"import {result.imported} records (bulk)",
-                trailers=trailers,
-            )
+            try:
+                gitio.commit(
+                    handle.store,
+                    written,
+                    f"import {result.imported} records (bulk)",
+                    trailers=trailers,
+                )
+            except GitError as err:
+                _undo(handle, written)  # refused and absent, never failed yet live
+                err.args = (f"nothing was imported: {err}",)
+                raise
     if result.imported:
         gitio.maintain(handle.store)  # pack the new objects so later commits stay fast
     return result
@@ -177,6 +196,16 @@ def _write(handle: Handle, records: list[Any]) -> None:
         for record in records:
             rel = relative_path(record)
             handle.index.upsert_record(record, rel, FileStat.of(handle.store / rel), [])
+
+
+def _undo(handle: Handle, written: list[str]) -> None:
+    """Remove the files of an import git refused, and their index rows."""
+    for rel in written:
+        with contextlib.suppress(FileNotFoundError):
+            (handle.store / rel).unlink()
+    with handle.index.write():
+        for rel in written:
+            handle.index.forget_path(rel)
 
 
 def read_jsonl(path: Path) -> Iterator[str]:

@@ -215,8 +215,83 @@ class _Purged:
         return record_id in self.ids
 
 
-def _git_findings(handle: Handle, report: Report) -> None:
+def _git_state_findings(store: Path, report: Report) -> bool:
+    """Name a git state memdir does not write in, with its fix; return whether git is usable."""
     try:
+        state = gitio.git_state(store, unmerged=True)
+    except GitError as err:
+        if "dubious ownership" in str(err):  # made by another user: git will not touch it
+            report.findings.append(
+                Finding(
+                    "error",
+                    "git_ownership",
+                    "the store's git repository belongs to another user, so git refuses to work "
+                    "in it and every write fails (a store made with sudo, or a shared folder)",
+                    None,
+                    f"run memdir as the store's owner, or `chown -R` the store to you; or trust "
+                    f"it: `git config --global --add safe.directory {store.resolve()}`",
+                )
+            )
+        else:
+            report.findings.append(Finding("error", "git", str(err)))
+        return False
+    if state is not None:
+        report.findings.append(
+            Finding(
+                "error",
+                state.code,
+                f"the store's git {state.message}; memdir refuses writes until it is finished",
+                None,
+                state.fix,
+            )
+        )
+        return state.code != "no_repository"
+    return True
+
+
+def _git_setup_findings(store: Path, report: Report) -> None:
+    """What about the person's git setup affects the store: identity, an enclosing repository."""
+    ident = gitio.run_git(store, "var", "GIT_COMMITTER_IDENT", check=False)
+    if ident.returncode != 0:
+        report.findings.append(
+            Finding(
+                "info",
+                "git_identity",
+                "git knows no name and email here (no HOME, a container, sudo, CI); memdir "
+                f"commits as {gitio.FALLBACK_NAME} <{gitio.FALLBACK_EMAIL}>",
+                None,
+                'git config --global user.name "Your Name" && '
+                "git config --global user.email you@example.com",
+            )
+        )
+    parent = store.resolve().parent
+    top = gitio.run_git(parent, "rev-parse", "--show-toplevel", check=False, discover=True)
+    root = top.stdout.decode("utf-8", "replace").strip()
+    if top.returncode != 0 or not root:
+        return
+    ignored = gitio.run_git(
+        parent, "check-ignore", "-q", "--no-index", str(store.resolve()), check=False, discover=True
+    )
+    if ignored.returncode != 0:
+        report.findings.append(
+            Finding(
+                "warning",
+                "store_in_repository",
+                f"the store sits inside the git repository at {root}, which does not ignore it: "
+                "`git add -A` there would add the store to that project as an embedded "
+                "repository",
+                None,
+                f"add /{Path(os.path.relpath(store.resolve(), root)).as_posix()}/ to "
+                f"{root}/.git/info/exclude (`memdir init` in {root} does this)",
+            )
+        )
+
+
+def _git_findings(handle: Handle, report: Report) -> None:
+    if not _git_state_findings(handle.store, report):
+        return
+    try:
+        _git_setup_findings(handle.store, report)
         dirty = gitio.dirty_paths(handle.store, "records")
     except GitError as err:
         report.findings.append(Finding("error", "git", str(err)))
@@ -401,12 +476,23 @@ def check(store: Path) -> Report:
                         path,
                     )
                 )
-            if txn.recover(store, index):
+            try:
+                if txn.recover(store, index):
+                    report.findings.append(
+                        Finding(
+                            "info",
+                            "write_completed",
+                            "finished a write that an interrupted process left",
+                        )
+                    )
+            except GitError as err:
                 report.findings.append(
                     Finding(
-                        "info",
-                        "write_completed",
-                        "finished a write that an interrupted process left",
+                        "error",
+                        "write_pending",
+                        str(err),
+                        f"{STATE_DIRNAME}/{txn.INTENT_NAME}",
+                        "fix what git says; the next write or `memdir health` finishes it",
                     )
                 )
             _remove_stale_temps(store, report)

@@ -1,7 +1,10 @@
 """A record's history: the git log, the supersession chain with its diffs, and rollback.
 
 Rollback is a revert commit, never ``reset --hard`` (DESIGN §2): the rolled-back change stays
-in the history, and rolling back the rollback restores it.
+in the history, and rolling back the rollback restores it. The revert is computed without
+touching git's index or the files (:func:`memdir.kernel.gitio.revert_contents`) and written as
+one logical write (:func:`memdir.kernel.txn.apply_texts`), so a git failure leaves the store as
+it was, with nothing staged.
 """
 
 from __future__ import annotations
@@ -108,6 +111,15 @@ class RolledBack:
         return {"rolled_back": self.commit, "paths": self.paths}
 
 
+def _as_text(rel: str, data: bytes | None) -> str | None:
+    if data is None:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{rel} is not UTF-8 text; roll it back with git itself") from exc
+
+
 def rollback(handle: Handle, rev: str, *, yes: bool, caller: Caller | None = None) -> RolledBack:
     """Undo one commit with a revert commit, then re-index what it changed.
 
@@ -118,7 +130,9 @@ def rollback(handle: Handle, rev: str, *, yes: bool, caller: Caller | None = Non
         UsageError: ``yes`` is False (rollback changes beliefs; it must be confirmed), or the
             commit is the store's first one.
         NotFoundError: no such commit.
-        GitError: the revert conflicts with later commits (nothing is changed).
+        GitError: the revert conflicts with later commits, or git failed; nothing is
+            changed and nothing is staged.
+        GitStateError: the store's git is mid-merge, detached…; nothing is changed.
     """
     if not yes:
         raise UsageError("rollback changes what memory holds; pass --yes to confirm")
@@ -131,11 +145,15 @@ def rollback(handle: Handle, rev: str, *, yes: bool, caller: Caller | None = Non
         subject = next(
             (c.subject for c in gitio.log(handle.store, limit=200) if c.hash == full), full
         )
-        paths = gitio.revert(
+        contents = gitio.revert_contents(handle.store, full)
+        texts = {rel: _as_text(rel, data) for rel, data in contents.items()}
+        txn.apply_texts(
             handle.store,
-            full,
+            handle.index,
+            texts,
             f'rollback {full[:12]}: undo "{subject}"',
             trailers=caller.trailers() if caller else (),
         )
+        paths = sorted(texts)
         scan_records(handle)
     return RolledBack(full, paths)

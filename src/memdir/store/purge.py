@@ -10,7 +10,8 @@ Forget retires a belief and keeps its history; purge is for text that must not e
    the same moment lose nothing (DESIGN §7);
 3. the record's file from every commit of the store's history, the same log lines from every
    historic log blob, and commit messages that carried the text, by rewriting the history with
-   ``git fast-export`` / ``git fast-import``; old objects are then expired and pruned.
+   ``git fast-export`` / ``git fast-import``; exactly the objects the rewrite left unreachable
+   are then destroyed (a person's stashes, other reflogs and unrelated loose objects are kept).
 
 It never edits another record, now or in history: an id is not the secret, so records whose
 ``supersedes``, ``superseded_by`` or ``links`` name the purged id keep it, and records whose own
@@ -23,9 +24,9 @@ outside the store's reach; the report says so.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -176,17 +177,29 @@ class _History:
     blobs: dict[bytes, bytes] = field(default_factory=dict)  # mark -> content
     uses: dict[bytes, set[str]] = field(default_factory=dict)  # mark -> paths it appears at
 
+    refs: list[str] = field(default_factory=list)  # the refs exported (and rewritten)
+    reachable: set[str] = field(default_factory=set)  # object ids reachable before the rewrite
+    purged_blobs: set[str] = field(default_factory=set)  # ids of the purged file's versions
+
     @classmethod
-    def export(cls, store: Path) -> _History:
+    def export(cls, store: Path, rel: str) -> _History:
+        refs = [
+            ref
+            for ref in gitio.run_git(store, "for-each-ref", "--format=%(refname)")
+            .stdout.decode("utf-8", "replace")
+            .split()
+            if ref != STASH_REF  # a person's stashes are theirs: never rewritten or expired
+        ]
         stream = gitio.run_git(
             store,
             "fast-export",
-            "--all",
             "--signed-tags=strip",
             "--tag-of-filtered-object=drop",
             "--reencode=yes",
+            *refs,
         ).stdout
-        history = cls(stream)
+        history = cls(stream, refs=refs)
+        history.reachable, history.purged_blobs = _reachable(store, rel)
         kind, mark = b"", b""
         for line, payload in _items(stream):
             if payload is not None:
@@ -205,6 +218,23 @@ class _History:
     def versions(self, rel: str) -> list[bytes]:
         """Every committed content of ``rel``."""
         return [blob for mark, blob in self.blobs.items() if rel in self.uses.get(mark, ())]
+
+
+STASH_REF = "refs/stash"
+
+
+def _reachable(store: Path, rel: str = "") -> tuple[set[str], set[str]]:
+    """Every object reachable from a ref, a reflog or the index; and ``rel``'s blob ids."""
+    out = gitio.run_git(
+        store, "rev-list", "--objects", "--all", "--reflog", "--indexed-objects"
+    ).stdout.decode("utf-8", "replace")
+    found, versions = set(), set()
+    for line in out.splitlines():
+        sha, _, path = line.partition(" ")
+        found.add(sha)
+        if rel and path == rel:
+            versions.add(sha)
+    return found, versions
 
 
 def _unquote(path: bytes) -> str:
@@ -282,25 +312,48 @@ def _rewrite_stream(history: _History, rel: str, needle: _Needle) -> tuple[bytes
     return b"".join(out), counts
 
 
-def _import(store: Path, stream: bytes) -> None:
-    done = subprocess.run(
-        [gitio.git_path(), "-C", str(store), "fast-import", "--force", "--quiet"],
-        input=stream,
-        capture_output=True,
-        check=False,
+def _import(store: Path, history: _History, stream: bytes) -> int:
+    """Replace the exported refs with the rewritten history; destroy only what that orphaned.
+
+    The reflogs of the rewritten refs (and of ``HEAD``) lose the entries the rewrite made
+    unreachable, then exactly the objects that were reachable before and are not now are
+    deleted. A person's stashes, other reflog entries, and objects that were already
+    unreachable before (a dropped stash one could still recover) are kept: no
+    ``reflog expire --all`` and no ``gc --prune=now``.
+
+    Returns:
+        How many objects were destroyed.
+
+    Raises:
+        GitError: git failed.
+    """
+    done = gitio.run_git(
+        store, "fast-import", "--force", "--quiet", input_bytes=stream, check=False
     )
     if done.returncode != 0:
         raise GitError(f"history rewrite failed: {done.stderr.decode('utf-8', 'replace').strip()}")
     gitio.run_git(store, "reset", "-q")  # git's index follows the rewritten HEAD; files stay
-    gitio.run_git(store, "reflog", "expire", "--expire=now", "--all")
-    gitio.run_git(store, "gc", "--prune=now", "--quiet")
+    gitio.run_git(
+        store, "reflog", "expire", "--expire=never", "--expire-unreachable=now",
+        "HEAD", *history.refs,
+    )  # fmt: skip
+    doomed = history.reachable - _reachable(store)[0]
+    if not doomed:
+        return 0
+    # Packed objects that nothing reaches become loose (-A), so only the doomed are deleted.
+    gitio.run_git(store, "repack", "-A", "-d", "-q")
+    objects = gitio.git_dir(store) / "objects"
+    for sha in doomed:
+        with contextlib.suppress(FileNotFoundError):
+            (objects / sha[:2] / sha[2:]).unlink()
+    return len(doomed)
 
 
 def _rewrite_history(
     store: Path, history: _History, rel: str, needle: _Needle, erasure: Erasure
 ) -> None:
     rewritten, counts = _rewrite_stream(history, rel, needle)
-    _import(store, rewritten)
+    destroyed = _import(store, history, rewritten)
     erasure.add(
         "git history",
         f"{counts['file_versions']} version(s) of {rel} removed from every commit",
@@ -316,7 +369,23 @@ def _rewrite_history(
         erasure.add(
             "git history", f"{counts['messages']} commit message(s) replaced", counts["messages"]
         )
-    erasure.add("git objects", "reflog expired and unreachable objects pruned", 1)
+    erasure.add(
+        "git objects",
+        f"{destroyed} object(s) the rewrite left unreachable destroyed (reflog entries of the "
+        "rewritten branches expired; stashes and other unreachable objects kept)",
+        destroyed,
+    )
+    kept = [sha for sha in history.purged_blobs if _exists(store, sha)]
+    if kept:
+        erasure.caveats.append(
+            f"{len(kept)} old version(s) of {rel} are still reachable from a stash or another "
+            f"reflog entry: drop it (`git -C {store} stash list`, `git stash drop`), then "
+            f"`git -C {store} gc --prune=now` erases them"
+        )
+
+
+def _exists(store: Path, sha: str) -> bool:
+    return gitio.run_git(store, "cat-file", "-e", sha, check=False).returncode == 0
 
 
 # --- the working tree --------------------------------------------------------------------------
@@ -405,8 +474,9 @@ def purge(handle: Handle, record_id: str, *, yes: bool, caller: Caller | None = 
     store = handle.store
     with store_lock(store, "purge", handle.lock_timeout_seconds, queue=handle.lock_queue):
         txn.recover(store, handle.index)
+        gitio.check_writable(store)  # refused before anything is erased
         record, rel = load(handle, record_id)
-        history = _History.export(store)
+        history = _History.export(store, rel)
         texts = {record.text, record.body}
         for version in history.versions(rel):
             texts |= _texts_of(version.decode("utf-8", "replace"), rel, handle.manifest.scope)

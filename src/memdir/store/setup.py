@@ -7,7 +7,7 @@ from pathlib import Path
 
 from memdir.kernel import gitio, manifest
 from memdir.kernel.atomic import write_text_atomic
-from memdir.kernel.errors import MemdirError
+from memdir.kernel.errors import MemdirError, UsageError
 from memdir.kernel.index import INDEX_NAME, check_index_path
 from memdir.kernel.lock import store_lock
 from memdir.kernel.paths import (
@@ -38,24 +38,24 @@ class Initialised:
         }
 
 
-def _git_common_dir(project: Path) -> Path | None:
-    dot_git = project / ".git"
-    if dot_git.is_dir():
-        return dot_git
-    return None
-
-
 def exclude_from_project(project: Path) -> Path | None:
-    """Add ``/.memdir/`` to the project's ``.git/info/exclude`` (once); return that file.
+    """Add ``/.memdir/`` to the project's git exclude file (once); return that file.
 
-    Returns ``None`` when ``project`` is not the root of a git repository.
+    The file is the one git itself reads (``git rev-parse --git-path info/exclude``), so a
+    project whose ``.git`` is a file (a submodule, a linked worktree, ``--separate-git-dir``)
+    gets it in the right place. Returns ``None`` when ``project`` is not the root of a git
+    working tree.
+
+    Raises:
+        GitError: git is missing.
     """
     if git_main_root(project) != project:
         return None
-    common = _git_common_dir(project)
-    if common is None:
+    done = gitio.run_git(project, "rev-parse", "--git-path", "info/exclude", check=False)
+    found = done.stdout.decode("utf-8", "replace").strip()
+    if done.returncode != 0 or not found:
         return None
-    exclude = common / "info" / "exclude"
+    exclude = Path(found) if Path(found).is_absolute() else project / found
     line = f"/{STORE_DIRNAME}/"
     existing = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
     if line not in existing.splitlines():
@@ -65,6 +65,42 @@ def exclude_from_project(project: Path) -> Path | None:
             exclude, existing + prefix + f"# memdir store (its own git repository)\n{line}\n"
         )
     return exclude
+
+
+def _refuse_project_tree(store: Path) -> None:
+    """Refuse to make a project's working tree (or a folder it tracks) into a store (case B60).
+
+    A store is a folder of its own with its own git repository; made in a project's working
+    tree, every memdir write would commit into the project's history.
+
+    Raises:
+        UsageError: ``store`` is the top of a git working tree, or holds files a repository
+            around it tracks.
+    """
+    if is_store(store) or not store.is_dir():
+        return
+    top = gitio.run_git(store, "rev-parse", "--show-toplevel", check=False, discover=True)
+    root = top.stdout.decode("utf-8", "replace").strip()
+    if top.returncode != 0 or not root:
+        return
+    advice = (
+        "--store names the store folder itself, the .memdir folder of a project: run "
+        f"`memdir init` in the project (it creates {Path(root) / STORE_DIRNAME}), or pass "
+        f"--store {Path(root) / STORE_DIRNAME}"
+    )
+    if Path(root).resolve() == store.resolve():
+        raise UsageError(
+            f"refused: {store} is the working tree of a git repository (a project), not a store "
+            f"folder; {advice}"
+        )
+    tracked = gitio.run_git(
+        Path(root), "ls-files", "-z", "--", str(store.resolve()), check=False, discover=True
+    )
+    if tracked.returncode == 0 and tracked.stdout.strip(b"\0"):
+        raise UsageError(
+            f"refused: {store} holds files the git repository at {root} tracks; a store is a "
+            f"folder of its own. {advice}"
+        )
 
 
 def init_store(
@@ -84,6 +120,7 @@ def init_store(
 
     Raises:
         MemdirError: ``store`` exists and is a file.
+        UsageError: ``store`` is a project's working tree, or holds files a repository tracks.
         StorageError: the store's path is too long for its index (SQLite's path limit).
         GitError: git is missing or failed.
         OSError: the folder cannot be created.
@@ -93,6 +130,7 @@ def init_store(
     check_index_path(store.absolute() / INDEX_NAME)  # refused before anything is created (B53)
     created = not is_store(store)
     gitio.git_path()
+    _refuse_project_tree(store)
     for sub in ("records", "journal", "actions", "state"):
         (store / sub).mkdir(parents=True, exist_ok=True)
     with store_lock(store, "init"):

@@ -658,9 +658,12 @@ def test_every_memdir_hook_ran_and_succeeded(run: Run) -> None:
     assert set(statuses) == set(installed["hooks"]), f"hooks that never ran: {statuses}"
     assert all(s == {"0"} for s in statuses.values()), statuses
     responses = [m for m in run.stream if m.get("subtype") == "hook_response"]
-    assert responses and all(m.get("exit_code") == 0 for m in responses), [
-        m for m in responses if m.get("exit_code")
+    failed = [
+        {k: m.get(k) for k in ("hook_name", "exit_code", "outcome", "stdout", "stderr")}
+        for m in responses
+        if m.get("exit_code") != 0
     ]
+    assert responses and not failed, json.dumps(failed, indent=1)
 
 
 def _digest_in(shown: str) -> bool:
@@ -815,11 +818,6 @@ def test_one_checkpoint_per_compaction(run: Run) -> None:
     compactions = run.state.sessions[run.session_id]["compactions"]
     assert len(compactions) == 1, compactions
     assert compactions[0]["trigger"] == "manual"
-
-
-def test_the_compaction_left_a_checkpoint(run: Run) -> None:
-    compactions = run.state.sessions[run.session_id]["compactions"]
-    assert compactions and compactions[0]["trigger"] == "manual"
 
 
 def test_no_hook_errors(run: Run) -> None:

@@ -32,6 +32,7 @@ With ``MEMDIR_RECORD_FIXTURES=1`` the run rewrites the trimmed payload fixtures 
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -250,6 +251,7 @@ class Session:
     states: list[State]  # memdir's state after each run
     hook_states: list[dict[str, Any]]  # the session's hook state after each run
     mcp_list: str
+    doctors: tuple[dict[str, Any], dict[str, Any]]  # memdir doctor's Gemini result: trusted, not
     payloads: list[dict[str, Any]]
     seconds: float
 
@@ -289,6 +291,24 @@ def _gemini(box: Sandbox, env: dict[str, str], *args: str, timeout: float = 90) 
     return Run(done.returncode, events, done.stderr, seconds)
 
 
+def _doctor_trusted_and_not(
+    box: Sandbox, binary: Path, env: dict[str, str]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``memdir doctor --json``'s Gemini result in the trusted folder, then with trust taken away."""
+    env = {**env, "PATH": f"{binary.parent}:{box.env['PATH']}"}  # doctor asks `gemini mcp list`
+    trusted_folders = box.home / ".gemini" / "trustedFolders.json"
+    kept = trusted_folders.read_text()
+    results = []
+    for trust in (kept, "{}"):
+        trusted_folders.write_text(trust)
+        done = box.run([sys.executable, "-m", "memdir", "doctor", "--json"], env=env, timeout=120)
+        found = [r for r in json.loads(done.stdout)["results"] if r["host"] == "gemini"]
+        assert len(found) == 1, done.stdout + done.stderr
+        results.append(found[0])
+    trusted_folders.write_text(kept)
+    return results[0], results[1]
+
+
 @pytest.fixture(scope="module")
 def session(module_root: Path) -> Session:
     """Run the scripted two-part session once for the whole module."""
@@ -309,6 +329,8 @@ def session(module_root: Path) -> Session:
             "HTTPS_PROXY": catcher.url,
             "HTTP_PROXY": catcher.url,
             "NO_PROXY": "127.0.0.1",
+            # gemini relaunches itself as a child with this set; start that child directly.
+            "GEMINI_CLI_NO_RELAUNCH": "true",
         }
         flags = ["-m", MODEL, "--output-format", "stream-json", "--approval-mode", "yolo"]
         model.script(
@@ -349,6 +371,7 @@ def session(module_root: Path) -> Session:
         states.append(read_state(box.store))
         hook_states.append(session_state.load(box.store, second.session_id()))
         listed = box.run([str(binary), "mcp", "list"], env=env, timeout=60)
+        doctors = _doctor_trusted_and_not(box, binary, env)
         assert not api.errors, "\n".join(api.errors)
         stray = list(catcher.seen)
     payloads = logged_payloads(payload_log)
@@ -360,6 +383,7 @@ def session(module_root: Path) -> Session:
         states=states,
         hook_states=hook_states,
         mcp_list=listed.stdout + listed.stderr,
+        doctors=doctors,
         payloads=payloads,
         seconds=time.monotonic() - started,
     )
@@ -497,6 +521,19 @@ def test_memdir_mcp_server_is_connected_and_answers(session: Session) -> None:
     assert SEED_RULE in recalled
     saved = json.dumps(session.model.after("remember").function_responses())
     assert AGENT_FACT in saved and '"origin' in saved
+
+
+def test_doctor_reports_geminis_server_connected_only_in_a_trusted_folder(
+    session: Session,
+) -> None:
+    trusted, untrusted = session.doctors
+    assert trusted["ok"], trusted
+    checks = {c["check"]: c for c in trusted["checks"]}
+    assert checks["server (gemini mcp list)"]["detail"] == "Connected"
+    assert not untrusted["ok"]
+    failed = [c for c in untrusted["checks"] if not c["ok"]]
+    assert [c["check"] for c in failed] == ["server (gemini mcp list)"], failed
+    assert "trust the folder" in failed[0]["fix"]
 
 
 def test_install_writes_memdir_mcp_server_into_gemini_settings(session: Session) -> None:

@@ -431,9 +431,10 @@ SOURCE_FORMATS = (
     "--from",
     "source",
     required=True,
-    type=click.Choice(["claude-transcript", "codex-rollout", "jsonl", *SOURCE_FORMATS]),
-    help="What the files are: host transcripts, records exported as JSON Lines, or another "
-    "tool's memory (see docs/migrate.md).",
+    type=click.Choice(["claude-transcript", "codex-rollout", "jsonl", "bundle", *SOURCE_FORMATS]),
+    help="What the files are: host transcripts, records exported as JSON Lines, a "
+    "`memdir bundle` file (into a new or empty store), or another tool's memory "
+    "(see docs/migrate.md).",
 )
 @click.option(
     "--dry-run",
@@ -459,7 +460,11 @@ def import_(
         memdir import --from claude-transcript ~/.claude/projects/my-app/*.jsonl
         memdir import --from jsonl backup.jsonl
         memdir import --from openwolf .wolf --dry-run
+        memdir import --from bundle memory.bundle
     """
+    if source == "bundle" and not dry_run:
+        _import_bundle(paths, store, as_json)
+        return
     if source in SOURCE_FORMATS:
         if len(paths) != 1:
             raise click.UsageError(f"--from {source} takes one path")
@@ -501,6 +506,20 @@ def import_(
     )
 
 
+def _import_bundle(paths: tuple[Path, ...], store: Path | None, as_json: bool) -> None:
+    from memdir.kernel.errors import UsageError
+    from memdir.service import portable
+
+    if len(paths) != 1:
+        raise UsageError("give exactly one bundle file")
+    done = portable.bundle_import(paths[0], store, Path.cwd())
+    emit(
+        done.to_json(),
+        as_json=as_json,
+        render=lambda v: f"brought {v['commits']} commits of {v['branch']} from {v['file']}",
+    )
+
+
 def _render_imported(v: dict[str, Any]) -> str:
     verb = "would import" if v["dry_run"] else "imported"
     lines = [f"{verb} {v['imported']} records from {v['format']}"]
@@ -520,10 +539,11 @@ def _render_imported(v: dict[str, Any]) -> str:
 
 
 @click.command()
+@click.argument("directory", required=False, type=click.Path(path_type=Path))
 @click.option(
     "--to",
     "target_format",
-    type=click.Choice(["jsonl"]),
+    type=click.Choice(["jsonl", "amp"]),
     default="jsonl",
     show_default=True,
     help="The export format.",
@@ -545,19 +565,40 @@ def _render_imported(v: dict[str, Any]) -> str:
 @store_option
 @json_option
 def export(
+    directory: Path | None,
     target_format: str,
     output: Path | None,
     statuses: tuple[str, ...],
     store: Path | None,
     as_json: bool,
 ) -> None:
-    """Export records as JSON Lines (one record per line, the --json shape).
+    """Export records as JSON Lines (one record per line), or as an AMP repository.
+
+    `--to amp DIR` writes a Talewell/AMP repository (amp.json and memory/…),
+    active records only unless --status says otherwise; secrets are masked.
 
     \b
     Example:
         memdir export -o backup.jsonl
+        memdir export --to amp ./talewell-repo
     """
-    del target_format, as_json  # JSON Lines is the only format; each line is already JSON
+    if target_format == "amp":
+        from memdir.kernel.errors import UsageError
+        from memdir.service import portable
+
+        folder = directory or output
+        if folder is None:
+            raise UsageError("give the folder to write the AMP repository into: --to amp DIR")
+        done = portable.export_amp(resolve(store), folder, list(statuses))
+        emit(
+            done.to_json(),
+            as_json=as_json,
+            render=lambda v: f"exported {v['records']} records to {v['directory']} (AMP)",
+        )
+        return
+    if directory is not None and output is None:
+        output = directory
+    del as_json  # each JSON line is already JSON
     lines = memory.export_records(resolve(store), list(statuses))
     if output is None:
         click.echo("".join(lines), nl=False)

@@ -46,9 +46,15 @@ _dir_option = click.option(
     is_flag=True,
     help="Write the team's committed files (with a PATH-resolved `memdir`), not personal ones.",
 )
+@click.option(
+    "--mirror",
+    is_flag=True,
+    help="Claude Code: also mirror the owner's rules and preferences into its auto-memory "
+    "(`memdir mirror claude`).",
+)
 @_dir_option
 @json_option
-def install(host: str, shared: bool, directory: Path | None, as_json: bool) -> None:
+def install(host: str, shared: bool, mirror: bool, directory: Path | None, as_json: bool) -> None:
     """Wire memdir into a host: hooks, MCP server entry, instruction block.
 
     By default the install is personal: nothing it writes into a file your team
@@ -64,9 +70,26 @@ def install(host: str, shared: bool, directory: Path | None, as_json: bool) -> N
     Example:
         memdir install --host claude-code
         memdir install --host codex --shared
+        memdir install --host claude-code --mirror
     """
-    plan = project.install(project.install_dir(directory), host, shared=shared)
-    emit(plan.to_json(), as_json=as_json, render=lambda v: _render_plan(v, "installed"))
+    if mirror and host != "claude-code":
+        raise click.UsageError("--mirror is for --host claude-code (its auto-memory folder)")
+    root = project.install_dir(directory)
+    plan = project.install(root, host, shared=shared)
+    out = plan.to_json()
+    if mirror:
+        from memdir.kernel.paths import STORE_DIRNAME
+        from memdir.service import portable
+
+        out["mirror"] = portable.mirror_claude(root / STORE_DIRNAME).to_json()
+
+    def render(v: dict[str, Any]) -> str:
+        text = _render_plan(v, "installed")
+        if "mirror" in v:
+            text += f"\nmirroring rules and preferences into {v['mirror']['directory']}"
+        return text
+
+    emit(out, as_json=as_json, render=render)
 
 
 @click.command()
@@ -76,12 +99,22 @@ def install(host: str, shared: bool, directory: Path | None, as_json: bool) -> N
 def uninstall(host: str, directory: Path | None, as_json: bool) -> None:
     """Remove exactly what `memdir install` added for a host (personal and shared).
 
+    For Claude Code it also turns the auto-memory mirror off (memdir's own files only).
+
     \b
     Example:
         memdir uninstall --host claude-code
     """
-    plan = project.install(project.install_dir(directory), host, remove=True)
-    emit(plan.to_json(), as_json=as_json, render=lambda v: _render_plan(v, "uninstalled"))
+    root = project.install_dir(directory)
+    plan = project.install(root, host, remove=True)
+    out = plan.to_json()
+    if host == "claude-code":
+        from memdir.kernel.paths import STORE_DIRNAME
+        from memdir.service import portable
+
+        if (root / STORE_DIRNAME).is_dir() and portable.mirror_enabled(root / STORE_DIRNAME):
+            out["mirror"] = portable.mirror_claude(root / STORE_DIRNAME, off=True).to_json()
+    emit(out, as_json=as_json, render=lambda v: _render_plan(v, "uninstalled"))
 
 
 @click.command()

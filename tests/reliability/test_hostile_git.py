@@ -698,6 +698,20 @@ def test_purge_destroys_only_what_it_made_unreachable(store: Path) -> None:
     assert "importance: 3" in path.read_text()
 
 
+@pytest.mark.slow
+def test_failed_purge_changes_nothing_and_can_be_run_again(store: Path, tmp_path: Path) -> None:
+    """B45's class for purge: git fails while rewriting history: nothing is erased yet."""
+    secret = remember(store, "The vault passphrase hint is orchid")
+    before, files = head(store), record_files(store)
+    ran = cli("purge", secret, "--yes", store=store, env=failing_git(tmp_path, "fast-import"))
+    assert ran.code == 1 and "fast-import" in ran.err, ran.err
+    assert (head(store), record_files(store)) == (before, files)
+    assert recalled(store, "vault passphrase") == ["The vault passphrase hint is orchid"]
+    assert cli("purge", secret, "--yes", store=store).code == 0
+    assert recalled(store, "vault passphrase") == []
+    assert "orchid" not in git(store, "log", "--all", "-p")
+
+
 # --- B60: --store advice that would turn the project into a store ------------------------------
 
 

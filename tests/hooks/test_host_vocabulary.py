@@ -581,3 +581,21 @@ def test_without_a_session_id_the_host_process_ties_a_save_to_its_session(store:
     assert len(marks) == 1 and json.loads(marks[0])["session"] == ""
     assert not session.load(store, "served")["reminders"]
     assert session.load(store, "elsewhere")["reminders"]
+
+
+def test_gemini_read_many_files_is_a_row_listing_its_files(store: Path) -> None:
+    (store.parent / "docs").mkdir()
+    (store.parent / "docs" / "a.md").write_text("a\n")
+    paths = ["README.md", "docs/a.md", "docs/*.md", "/etc/hostname", "missing.md"]
+    _call(
+        store,
+        "AfterTool",
+        "gemini",
+        tool_name="read_many_files",
+        tool_input={"paths": paths},
+        tool_response={"llmContent": "…"},
+    )
+    (row,) = _actions(store)
+    assert row["tool"] == "Read" and row["reads"] == ["README.md", "docs/a.md"] and row["ok"]
+    reads = session.load(store, "s1")["reads"]
+    assert set(reads) == {"README.md", "docs/a.md"} and all(r["full"] for r in reads.values())

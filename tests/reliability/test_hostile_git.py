@@ -441,6 +441,29 @@ def test_leaked_git_variables_do_not_redirect_writes(store: Path, project: Path)
     assert last_commit_paths(store) == [f"records/fact/{record_id}.md"]
 
 
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give the store to another user")
+def test_store_owned_by_another_user_is_refused_and_diagnosed(
+    store: Path, gitconfig: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """B44's class: a store another user owns (made with sudo, a shared folder): git refuses it."""
+    remember(store, "The queue is SQS")
+    monkeypatch.delenv("SUDO_UID", raising=False)
+    for folder, dirs, files in os.walk(store):
+        for name in [*dirs, *files]:
+            os.chown(Path(folder) / name, 1000, 1000, follow_symlinks=False)
+    os.chown(store, 1000, 1000)
+    files = record_files(store)
+    ran = cli("remember", "Deploys happen on Tuesdays", store=store)
+    assert ran.code == 1 and "nothing was stored" in ran.err and "dubious ownership" in ran.err
+    assert record_files(store) == files
+    finding = next(f for f in health(store)["findings"] if f["code"] == "git_ownership")
+    assert "safe.directory" in finding["fix"]
+    gitconfig(f"[safe]\n\tdirectory = {store.resolve()}\n")  # the fix it names
+    remember(store, "Deploys happen on Tuesdays")
+    assert recalled(store, "Deploys") == ["Deploys happen on Tuesdays"]
+
+
 # --- B59: a slow user hook does not slow memdir ------------------------------------------------
 
 
@@ -673,6 +696,20 @@ def test_purge_destroys_only_what_it_made_unreachable(store: Path) -> None:
     assert "orchid" not in git(store, "log", "--all", "-p")
     git(store, "stash", "pop", "-q")
     assert "importance: 3" in path.read_text()
+
+
+@pytest.mark.slow
+def test_failed_purge_changes_nothing_and_can_be_run_again(store: Path, tmp_path: Path) -> None:
+    """B45's class for purge: git fails while rewriting history: nothing is erased yet."""
+    secret = remember(store, "The vault passphrase hint is orchid")
+    before, files = head(store), record_files(store)
+    ran = cli("purge", secret, "--yes", store=store, env=failing_git(tmp_path, "fast-import"))
+    assert ran.code == 1 and "fast-import" in ran.err, ran.err
+    assert (head(store), record_files(store)) == (before, files)
+    assert recalled(store, "vault passphrase") == ["The vault passphrase hint is orchid"]
+    assert cli("purge", secret, "--yes", store=store).code == 0
+    assert recalled(store, "vault passphrase") == []
+    assert "orchid" not in git(store, "log", "--all", "-p")
 
 
 # --- B60: --store advice that would turn the project into a store ------------------------------

@@ -209,3 +209,47 @@ def test_install_mirror_option_turns_it_on_and_uninstall_off(
     assert not mirror.enabled(store) and not (folder / "memdir_rules.md").exists()
     wrong = run_cli("install", "--host", "codex", "--mirror")
     assert wrong.exit_code == 2 and "claude-code" in wrong.output
+
+
+@pytest.mark.slow
+def test_the_folder_is_the_one_claude_code_itself_creates(
+    tmp_path: Path, isolated_env: Path
+) -> None:
+    """Run the pinned Claude Code (its model unreachable) and find the memory folder it makes."""
+    import subprocess
+    import time
+
+    claude = Path(os.environ.get("MEMDIR_HOSTS_PREFIX", "/opt/memdir-hosts"))
+    claude = claude / "node_modules" / ".bin" / "claude"
+    if not claude.exists():
+        pytest.skip("Claude Code is not installed here (.ci/install-hosts)")
+    project = tmp_path / "a b" / "my_app.v2"
+    (project / "sub").mkdir(parents=True)
+    subprocess.run(["git", "-C", str(project), "init", "-q"], check=True)
+    env = {
+        **os.environ,
+        "HOME": str(isolated_env),
+        "ANTHROPIC_API_KEY": "sk-test-unused",
+        "ANTHROPIC_BASE_URL": "http://127.0.0.1:9",  # nothing listens: no model, no network
+    }
+    env.pop("CLAUDE_CONFIG_DIR", None)
+    proc = subprocess.Popen(
+        [str(claude), "-p", "hi"],
+        cwd=project / "sub",
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 45
+        found: list[Path] = []
+        while time.monotonic() < deadline and not found:
+            time.sleep(0.5)
+            found = sorted((isolated_env / ".claude" / "projects").glob("*/memory"))
+    finally:
+        import signal
+
+        os.killpg(proc.pid, signal.SIGKILL)  # its own process group (start_new_session)
+        proc.wait()
+    assert found == [mirror.claude_memory_dir(project, env)]  # keyed on the git root, not sub/

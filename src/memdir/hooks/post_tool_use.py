@@ -191,6 +191,19 @@ def _update_anatomy(context: Context, paths: list[str]) -> None:
             jsonl.append_line(spool, {"path": rel, "at": now_iso()})
 
 
+def _many(event: HookEvent) -> list[str]:
+    paths = event.tool_input.get("paths")
+    return [p for p in paths if isinstance(p, str)] if isinstance(paths, list) else []
+
+
+def _many_reads(event: HookEvent, context: Context) -> list[str]:
+    """The project files a multi-file read named (glob patterns are not files: left out)."""
+    base = _base_dir(event, context)
+    named = [p for p in _many(event) if not any(c in p for c in "*?[")]
+    rels = [_relative_to(context, base, p) for p in named]
+    return list(dict.fromkeys(r for r in rels if r is not None and (context.project / r).is_file()))
+
+
 def _shell_reads(event: HookEvent, context: Context) -> tuple[list[str], bool]:
     command = event.tool_input.get("command")
     if event.tool != "Bash" or not isinstance(command, str):
@@ -215,6 +228,13 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         if not rows:  # a patch naming no recordable file is still a tool call
             row = _finish(event, _base_row(event, "apply_patch"))
             jsonl.append_line(context.store / "actions" / f"{row['at'][:10]}.jsonl", row)
+    elif event.tool == "Read" and not event.file_path and _many(event):
+        # Gemini CLI's read_many_files: one row listing the files it read whole
+        reads, full_reads = _many_reads(event, context), True
+        row = _finish(event, _base_row(event, "Read"))
+        if reads:
+            row["reads"] = [redact(r) for r in reads]
+        jsonl.append_line(context.store / "actions" / f"{row['at'][:10]}.jsonl", row)
     else:
         rel = context.relative(event.file_path) if event.tool in FILE_TOOLS else None
         reads, full_reads = _shell_reads(event, context)

@@ -220,7 +220,20 @@ def _git_state_findings(store: Path, report: Report) -> bool:
     try:
         state = gitio.git_state(store, unmerged=True)
     except GitError as err:
-        report.findings.append(Finding("error", "git", str(err)))
+        if "dubious ownership" in str(err):  # made by another user: git will not touch it
+            report.findings.append(
+                Finding(
+                    "error",
+                    "git_ownership",
+                    "the store's git repository belongs to another user, so git refuses to work "
+                    "in it and every write fails (a store made with sudo, or a shared folder)",
+                    None,
+                    f"run memdir as the store's owner, or `chown -R` the store to you; or trust "
+                    f"it: `git config --global --add safe.directory {store.resolve()}`",
+                )
+            )
+        else:
+            report.findings.append(Finding("error", "git", str(err)))
         return False
     if state is not None:
         report.findings.append(

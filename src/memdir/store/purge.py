@@ -464,7 +464,9 @@ def purge(handle: Handle, record_id: str, *, yes: bool, caller: Caller | None = 
     Raises:
         UsageError: ``yes`` is False (purge rewrites history and cannot be undone).
         NotFoundError: no such record.
-        GitError: the history rewrite failed (the working tree is already purged).
+        GitStateError: the store's git is mid-merge, detached…; nothing is erased.
+        GitError: the history rewrite failed; the working tree, logs and index are untouched
+            and the purge can be run again.
         LockTimeoutError: another writer held the store, or an appender held a log too long.
     """
     if not yes:
@@ -484,13 +486,18 @@ def purge(handle: Handle, record_id: str, *, yes: bool, caller: Caller | None = 
         erasure = Erasure(record.id)
         erasure.still_held_by = _holders(store, history, rel, needle)
         _caveats(handle, record, erasure)
+        # History first: a git failure here leaves the record, its logs and the index as they
+        # were, so the purge can simply be run again.
+        rewritten = Erasure(record.id)
+        _rewrite_history(store, history, rel, needle, rewritten)
         (store / rel).unlink()
         erasure.add("working tree", rel)
         with handle.index.write():
             handle.index.forget_path(rel)
         erasure.add("index", f"record {record.id} and its links")
         changed_logs = _filter_logs(store, needle, erasure)
-        _rewrite_history(store, history, rel, needle, erasure)
+        erasure.places += rewritten.places
+        erasure.caveats += rewritten.caveats
         tracked = (
             gitio.run_git(store, "ls-files", "--", *changed_logs).stdout.decode().split()
             if changed_logs

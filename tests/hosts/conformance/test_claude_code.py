@@ -820,11 +820,6 @@ def test_one_checkpoint_per_compaction(run: Run) -> None:
     assert compactions[0]["trigger"] == "manual"
 
 
-def test_the_compaction_left_a_checkpoint(run: Run) -> None:
-    compactions = run.state.sessions[run.session_id]["compactions"]
-    assert compactions and compactions[0]["trigger"] == "manual"
-
-
 def test_no_hook_errors(run: Run) -> None:
     assert run.state.hook_errors == ""
 

@@ -101,7 +101,7 @@ def test_every_response_carries_a_strict_content_security_policy(store: Path) ->
     assert "default-src 'none'" in csp
     assert "script-src 'self'" in csp
     assert "unsafe-inline" not in csp
-    assert r.headers["referrer-policy"] == "no-referrer"
+    assert r.headers["referrer-policy"] == "same-origin"  # never sent to another site
 
 
 # --- views ------------------------------------------------------------------------------------

@@ -170,3 +170,16 @@ def test_memdir_to_amp_to_memdir_keeps_what_amp_carries(store: Path, tmp_path: P
     again = run_cli("import", "--from", "amp", str(tmp_path / "amp"), "--store", str(made))
     assert again.exit_code == 0
     assert len(service.list_records(made)) == len(service.list_records(store))
+
+
+def test_export_usage_errors_name_what_is_wrong(store: Path, tmp_path: Path) -> None:
+    service.remember(store, "Use pnpm", kind="preference")
+    no_dir = run_cli("export", "--to", "amp", "--store", str(store))
+    assert no_dir.exit_code == 2 and "--to amp DIR" in no_dir.output
+    folder = tmp_path / "d"
+    folder.mkdir()
+    jsonl_to_dir = run_cli("export", str(folder), "--store", str(store))
+    assert jsonl_to_dir.exit_code == 2 and "is a folder" in jsonl_to_dir.output
+    assert list(folder.iterdir()) == []
+    to_file = run_cli("export", str(tmp_path / "out.jsonl"), "--store", str(store))
+    assert to_file.exit_code == 0 and "Use pnpm" in (tmp_path / "out.jsonl").read_text()

@@ -71,9 +71,10 @@ def _register() -> None:
         project,
         records,
         store,
+        ui,
     )
 
-    for module in (store, records, history, journal, project, agent, portable, bench, demo):
+    for module in (store, records, history, journal, project, agent, portable, bench, demo, ui):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -598,6 +598,12 @@ def export(
         return
     if directory is not None and output is None:
         output = directory
+    if output is not None and output.is_dir():
+        from memdir.kernel.errors import UsageError
+
+        raise UsageError(
+            f"{output} is a folder; JSON Lines go to a file (a folder is for --to amp)"
+        )
     del as_json  # each JSON line is already JSON
     lines = memory.export_records(resolve(store), list(statuses))
     if output is None:

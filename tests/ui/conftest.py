@@ -1,0 +1,50 @@
+"""A seeded store for the review page: owner beliefs, observer candidates, an agent proposal."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from memdir import service
+from memdir.kernel import session
+from memdir.kernel.caller import Caller
+from memdir.service import memory
+
+
+@dataclass
+class Seeded:
+    """The store and the ids the tests act on."""
+
+    store: Path
+    decision: str  # an active owner belief
+    fact: str  # another active owner belief, linked from the decision
+    candidates: list[str]  # observer candidates, oldest first
+    proposal: str  # the agent's proposal to correct ``fact``
+
+
+@pytest.fixture
+def seeded(store: Path) -> Seeded:
+    """The ``store`` fixture with two beliefs, three candidates, a proposal and a session."""
+    fact = service.remember(store, "The staging database is Postgres 15", kind="fact").record.id
+    decision = service.remember(
+        store, "We use bun, not npm, for every package script", kind="decision", links=[fact]
+    ).record.id
+    service.journal_append(store, "user", "hello, starting on the API today", session="s-1")
+    service.journal_append(store, "user", "remember that the API port is 8080", session="s-1")
+    service.journal_append(store, "user", "remember that deploys happen on Fridays", session="s-1")
+    service.journal_append(
+        store, "user", "remember that the cache TTL is 60 seconds", session="s-1"
+    )
+    service.journal_append(store, "assistant", "noted, all three", session="s-1")
+    memory.observe_once(store, from_start=True, offline=True)
+    candidates = [d["id"] for d in memory.review_list(store)]
+    agent = Caller("agent", "mcp", host="claude-code")
+    proposed = service.correct(store, fact, "The staging database is Postgres 16", caller=agent)
+    assert proposed.proposal is not None
+    session.record(store, "s-1", {"e": "start", "source": "startup", "at": "2026-12-03T10:00:00Z"})
+    session.record(
+        store, "s-1", {"e": "inject", "ids": [decision], "tokens": 42, "at": "2026-12-03T10:00:01Z"}
+    )
+    return Seeded(store, decision, fact, candidates, proposed.proposal.id)

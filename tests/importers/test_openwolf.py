@@ -141,3 +141,30 @@ def test_a_folder_without_openwolf_files_is_a_usage_error(store: Path, tmp_path:
 
     result = run_cli("import", "--from", "openwolf", str(tmp_path))
     assert result.exit_code == 2 and "not an OpenWolf folder" in result.output
+
+
+def test_rollback_keeps_hook_rows_that_were_in_the_action_log_before_the_import(
+    store: Path, wolf: Path
+) -> None:
+    day = store / "actions" / "2026-11-02.jsonl"
+    day.parent.mkdir(exist_ok=True)
+    hook_row = '{"at": "2026-11-02T08:00:00Z", "session": "s1", "tool": "Read", "ok": true}\n'
+    day.write_text(hook_row)  # a hook appended it; nothing committed it yet
+    report = run_import("openwolf", wolf)
+    assert day.read_text().count("\n") == 4
+    rollback(store, report["commit"])
+    assert day.read_text() == hook_row
+
+
+def test_a_value_the_owner_corrected_is_not_brought_back_and_the_correction_stays(
+    store: Path, wolf: Path
+) -> None:
+    old = service.remember(
+        store, "Prefers small commits with imperative subject lines.", kind="preference"
+    ).record
+    new = service.correct(store, old.id, "Prefers squash-merged pull requests").record
+    report = run_import("openwolf", wolf)
+    assert report["created"]["preference"] == {"active": 1} and report["existing"] == 1
+    statuses = {r.text: r.status for r in service.list_records(store, kinds=["preference"])}
+    assert statuses[old.text] == "superseded" and statuses[new.text] == "active"
+    assert statuses["Use pnpm for every install; never npm or yarn in this repo."] == "active"

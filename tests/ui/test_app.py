@@ -173,6 +173,20 @@ def test_sessions_and_one_session(seeded: Seeded) -> None:
     assert c.get("/session/nope").status_code == 404
 
 
+def test_a_session_whose_id_is_not_file_safe_opens_too(store: Path) -> None:
+    from memdir.kernel import session
+
+    odd = "rollout 2026/12/03 #7"
+    session.record(store, odd, {"e": "inject", "ids": ["d-01m8yh3jt66kr8"], "tokens": 9})
+    c = client(store)
+    links = re.findall(r'href="(/session/[^"]+)"', c.get("/sessions").text)
+    assert len(links) == 1
+    for url in (links[0], "/session/rollout%202026/12/03%20%237"):  # its link, its real id
+        page = c.get(url)
+        assert page.status_code == 200, url
+        assert "d-01m8yh3jt66kr8" in page.text and "9 tokens" in page.text
+
+
 def test_health_and_hygiene_offer_the_action_that_resolves_each_finding(seeded: Seeded) -> None:
     a = service.remember(seeded.store, "Use pnpm, not npm, in the web app").record.id
     b = service.remember(seeded.store, "Use npm, not pnpm, in the web app").record.id

@@ -47,4 +47,8 @@ def seeded(store: Path) -> Seeded:
     session.record(
         store, "s-1", {"e": "inject", "ids": [decision], "tokens": 42, "at": "2026-12-03T10:00:01Z"}
     )
+    read = {"rel": "src/app.py", "size": 10, "mtime_ns": 1, "ino": 1, "sha": "ab", "full": True}
+    session.record(store, "s-1", {"e": "tool", "read": {**read, "tokens": 300}})
+    session.record(store, "s-1", {"e": "deny", **read, "count": True})
+    session.record(store, "s-1", {"e": "tool", "wrote": "src/server.py"})
     return Seeded(store, decision, fact, candidates, proposed.proposal.id)

@@ -164,16 +164,44 @@ def test_sessions_and_one_session(seeded: Seeded) -> None:
     assert "/session/s-1" in c.get("/sessions").text
     page = c.get("/session/s-1").text
     assert seeded.decision in page  # injected
-    assert "42" in page  # tokens
+    assert "42 tokens" in page  # when it was injected, and what it cost
+    assert "2026-12-03T10:00:01" in page
+    assert "src/app.py" in page and "src/server.py" in page  # read, written
+    assert re.search(r"<dt>denied</dt><dd>1</dd>", page)  # the refused re-read, in the ledger
+    assert re.search(r"<dt>read_tokens</dt><dd>300</dd>", page)
     assert "remember that the API port is 8080" in page  # its journal
     assert c.get("/session/nope").status_code == 404
 
 
-def test_health_and_hygiene(seeded: Seeded) -> None:
-    service.remember(seeded.store, "We use bun, not npm, for every package script!", kind="fact")
-    page = client(seeded.store).get("/health").text
-    assert "healthy" in page
-    assert "Hygiene" in page
+def test_a_session_whose_id_is_not_file_safe_opens_too(store: Path) -> None:
+    from memdir.kernel import session
+
+    odd = "rollout 2026/12/03 #7"
+    session.record(store, odd, {"e": "inject", "ids": ["d-01m8yh3jt66kr8"], "tokens": 9})
+    c = client(store)
+    links = re.findall(r'href="(/session/[^"]+)"', c.get("/sessions").text)
+    assert len(links) == 1
+    for url in (links[0], "/session/rollout%202026/12/03%20%237"):  # its link, its real id
+        page = c.get(url)
+        assert page.status_code == 200, url
+        assert "d-01m8yh3jt66kr8" in page.text and "9 tokens" in page.text
+
+
+def test_health_and_hygiene_offer_the_action_that_resolves_each_finding(seeded: Seeded) -> None:
+    a = service.remember(seeded.store, "Use pnpm, not npm, in the web app").record.id
+    b = service.remember(seeded.store, "Use npm, not pnpm, in the web app").record.id
+    c = client(seeded.store)
+    page = c.get("/health").text
+    assert "The store is healthy." in page
+    assert "conflict" in page
+    for one in (a, b):  # either side may be the wrong one
+        assert f'action="/belief/{one}/reject"' in page
+    before = commits(seeded.store)
+    r = c.post(f"/belief/{b}/reject", data={"reason": "we moved to pnpm"}, headers=ORIGIN)
+    assert r.status_code == 303
+    assert commits(seeded.store) == before + 1
+    after = c.get("/health").text
+    assert "conflict" not in after and "Nothing to tidy." in after
 
 
 # --- actions: the service layer, one commit each ----------------------------------------------

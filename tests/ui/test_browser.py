@@ -209,6 +209,20 @@ def test_the_review_queue_by_keyboard(live: Live) -> None:
     assert "No candidates or proposals await review" in page.inner_text("main")
 
 
+def test_reword_a_candidate_by_keyboard(live: Live) -> None:
+    first = live.seeded.candidates[0]
+    page = live.open("/review")
+    page.keyboard.press("e")
+    assert page.evaluate("document.activeElement.id") == f"rw-{first}"
+    page.keyboard.type("The public API listens on port 8080")  # the text was selected: replaced
+    page.keyboard.press("Enter")
+    page.wait_for_url(re.compile(r"note=reworded"))
+    old = service.get(live.seeded.store, first)
+    assert old.status == "superseded" and old.superseded_by is not None
+    new = service.get(live.seeded.store, old.superseded_by)
+    assert new.status == "active" and new.text == "The public API listens on port 8080"
+
+
 def test_purge_shows_the_erasure_report(live: Live) -> None:
     page = live.open(f"/belief/{live.seeded.fact}")
     page.check("#p-yes")

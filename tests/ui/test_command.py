@@ -7,6 +7,7 @@ import json
 import signal
 import socket
 import subprocess
+import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -74,3 +75,15 @@ def test_a_taken_port_is_a_clear_usage_error(store: Path, memdir_exe: list[str])
     assert result.returncode == 2
     assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_the_cli_loads_no_web_stack_until_ui_runs() -> None:
+    code = (
+        "import sys, memdir.cli.app; "
+        "print(sorted(m for m in ('starlette', 'uvicorn', 'jinja2') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+    code = "import sys, memdir.ui.app; print('starlette' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True"  # the same probe sees it when the page is built

@@ -379,7 +379,7 @@ def create_app(store: Path, *, token: str, port: int | None = None) -> Starlette
 
     async def one_session(request: Request) -> Response:
         session_id = request.path_params["id"]
-        if session_id not in session_mod.session_ids(store):
+        if session_mod.session_key(session_id) not in session_mod.session_ids(store):
             from memdir.kernel.errors import NotFoundError
 
             raise NotFoundError(f"no session {session_id!r} has saved state in this store")
@@ -408,7 +408,7 @@ def create_app(store: Path, *, token: str, port: int | None = None) -> Starlette
         Route("/review", guarded(review)),
         Route("/review", guarded(decide), methods=["POST"]),
         Route("/sessions", guarded(sessions)),
-        Route("/session/{id}", guarded(one_session)),
+        Route("/session/{id:path}", guarded(one_session)),
         Route("/health", guarded(health)),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]

@@ -124,3 +124,29 @@ def test_health_names_a_record_whose_content_has_no_audit_event(store: Path) -> 
     assert [f.path for f in named] == [f"records/fact/{edited.id}.md"]
     assert named[0].level == "warning"
     assert fine.id not in " ".join(f.message for f in named)
+
+
+@pytest.mark.slow
+def test_concurrent_writers_each_get_one_whole_event(store: Path) -> None:
+    import subprocess
+    import sys
+    from concurrent.futures import ThreadPoolExecutor
+
+    def remember(n: int) -> str:
+        text = f"Parallel belief {n} about topic{n}"
+        done = subprocess.run(
+            [sys.executable, "-m", "memdir", "remember", text, "--store", str(store), "--json"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return str(json.loads(done.stdout)["id"])
+
+    with ThreadPoolExecutor(4) as pool:
+        ids = list(pool.map(remember, range(12)))
+    lines = _audit_text(store).splitlines()
+    assert all(isinstance(json.loads(line), dict) for line in lines)  # no torn or merged line
+    named = [r["id"] for e in audit.read(store) for r in e["records"]]
+    assert sorted(named) == sorted(ids)
+    assert not [f for f in service.health(store).findings if f.code == "unaudited_record"]
+    assert git(store, "status", "--porcelain") == ""

@@ -245,17 +245,15 @@ def propose(
     while (store / proposal.path).exists():
         proposal = replace(proposal, id=_mint())
     _write(store, proposal)
-    logged = audit.record(
-        store,
-        audit.event(
-            "propose",
-            [{"id": record.id, "before": None, "after": None}],
-            caller.to_json(),
-            reason=reason,
-            proposal=proposal.id,
-            proposed=op,
-        ),
+    event = audit.event(
+        "propose",
+        [{"id": record.id, "before": None, "after": None}],
+        caller.to_json(),
+        reason=reason,
+        proposal=proposal.id,
+        proposed=op,
     )
+    logged = audit.record(store, event)
     subject = f"propose {op} {record.id}" + (f": {reason}" if reason else "")
     try:
         gitio.commit(
@@ -266,6 +264,7 @@ def propose(
         )
     except BaseException:
         (store / proposal.path).unlink(missing_ok=True)
+        audit.retract(store, [event], [])
         raise
     return proposal
 

@@ -148,3 +148,14 @@ def test_restating_a_superseded_value_is_refused_for_the_agent_with_a_pointer(
     with pytest.raises(RejectedBeliefError, match=new.id):
         service.remember(store, "The queue is RabbitMQ in production.", caller=AGENT)
     assert _active_texts(store) == ["The queue is Kafka in production."]
+
+
+def test_health_names_a_tombstoned_value_that_arrived_by_hand(store: Path) -> None:
+    rid = _rejected(store)
+    other = service.remember(store, RIGHT, kind="decision").record
+    assert not [f for f in service.health(store).findings if f.code == "tombstoned_value_active"]
+    path = store / "records" / "decision" / f"{other.id}.md"
+    path.write_text(path.read_text().replace(RIGHT, VARIANTS["cyrillic"]))
+    named = [f for f in service.health(store).findings if f.code == "tombstoned_value_active"]
+    assert [f.path for f in named] == [f"records/decision/{other.id}.md"]
+    assert rid in named[0].message

@@ -435,6 +435,7 @@ def _audit_findings(store: Path, report: Report) -> None:
     """
     from memdir.kernel import audit
 
+    _tombstone_findings(store, report)
     events = audit.read(store)
     records = sorted((store / "records").glob("*/*.md"))
     if not events:
@@ -474,6 +475,42 @@ def _audit_findings(store: Path, report: Report) -> None:
                 f"{len(unaudited) - LISTED_LINES} more record(s) have no audit event",
             )
         )
+
+
+def _tombstone_findings(store: Path, report: Report) -> None:
+    """Name each active or candidate record whose value is tombstoned.
+
+    Every memdir write refuses such a value; one can still arrive by a hand edit or a merge of
+    another machine's store, and is then named here (the owner rejects it again, or lifts the
+    tombstone).
+    """
+    from memdir.kernel import audit
+    from memdir.kernel.recordfile import read_canonical
+
+    live = audit.tombstones(store)
+    if not live:
+        return
+    for path in sorted((store / "records").glob("*/*.md")):
+        rel = path.relative_to(store).as_posix()
+        try:
+            parsed = read_canonical(path.read_text(encoding="utf-8"), Path(rel))
+        except (OSError, UnicodeDecodeError):
+            continue
+        if parsed is None or parsed.record.status not in ("active", "candidate"):
+            continue
+        entry = live.get(audit.value_key(parsed.record.text))
+        if entry is not None:
+            report.findings.append(
+                Finding(
+                    "warning",
+                    "tombstoned_value_active",
+                    f"{parsed.record.id} states a value that was rejected"
+                    + (f" ({entry['record']})" if entry.get("record") else "")
+                    + " and is tombstoned; it arrived outside memdir's write path",
+                    rel,
+                    f"memdir reject {parsed.record.id}, or memdir tombstone lift",
+                )
+            )
 
 
 def _check_read_only(store: Path, index: Index, settings: Any, report: Report) -> Report:

@@ -9,10 +9,10 @@ changed, or everything did) or an intent that :func:`recover` replays on the nex
 already committed makes no second commit. So a multi-file change such as a correction (new
 record + superseded old one) is never half-applied, and is always exactly one commit.
 
-A git failure is different from a kill: the process is alive to undo what it did. Every file
-is put back as it was, the intent is removed and nothing is staged (:func:`memdir.kernel.gitio.
-commit` builds commits in memdir's own index), so a write git refused is absent, never live
-and reported failed (invariant 9). A write refused because of the store's git state (a merge
+A failure (git, a permission, a full disk, a read-only file system) is different from a kill:
+the process is alive to undo what it did. Every file is put back as it was, the intent is
+removed and nothing is staged (:func:`memdir.kernel.gitio.commit` builds commits in memdir's
+own index), so a failed write is absent, never live and reported failed (invariant 9). A write refused because of the store's git state (a merge
 in progress, a detached HEAD) touches no file at all.
 
 Once the commit is made the write is complete: the index is derived data, so an index that
@@ -107,8 +107,8 @@ def apply(
         GitError: git is missing or failed; every file is as it was, the intent is removed
             and nothing is staged (the write is refused and absent).
         UsageError: a record holds a value that cannot be written (nothing is changed).
-        OSError: the disk is full or read-only; nothing is changed if the intent could not
-            be written, else the intent stays for :func:`recover`.
+        OSError: the disk is full or read-only, or a file has no write permission; every
+            file is put back as it was and the intent is removed (the write is absent).
     """
     gitio.git_path()  # fail before touching anything when git is missing
     texts = {c.path: (dump(c.record) if c.record is not None else None) for c in changes}
@@ -178,8 +178,6 @@ def apply_texts(
     try:
         _replay(store, index, texts, message, trailers=trailers, events=events, stones=stones)
     except GitError as err:
-        with contextlib.suppress(FileNotFoundError):
-            _intent_path(store).unlink()
         if "nothing was stored" not in str(err):
             err.args = (f"nothing was stored: {err}",)
         raise
@@ -244,7 +242,7 @@ def _replay(
     events: list[dict[str, object]] | None = None,
     stones: list[str] | None = None,
 ) -> None:
-    """Write the files and commit them; on a git failure put every file back as it was.
+    """Write the files and commit them; on any failure put every file back as it was.
 
     The audit ``events`` and tombstone ``stones`` are appended before the commit and
     committed with the files (on a replay, only those the logs do not hold yet); on a git
@@ -252,7 +250,8 @@ def _replay(
 
     Raises:
         GitError: git failed; the files are as they were before this call.
-        OSError: a file could not be written (the intent, if any, stays for :func:`recover`).
+        OSError: a file could not be written; the files are put back as they were and,
+            unless this is a recovery, the intent is removed (the write is absent).
     """
     before = {rel: _read(store / rel) for rel in texts}
     try:
@@ -265,16 +264,51 @@ def _replay(
         if not recovering or gitio.changed_since_head(store, paths):
             gitio.commit(store, paths, message, trailers=trailers)
         # else: the interrupted process had committed; a second, empty commit would say nothing
-    except GitError:
-        for rel, data in before.items():
-            _put(store / rel, data)
+    except Exception:
+        # Any failure before the commit (git, a permission, a full disk, a read-only file
+        # system): this process is alive, so it undoes what it did and the write is absent
+        # (invariant 9). Only a killed process leaves an intent for recover().
+        restored = _restore(store, before)
         audit.retract(store, list(events or []), list(stones or []))
+        if not recovering:
+            _drop_intent(store, before, restored)
         raise
     with contextlib.suppress(sqlite3.OperationalError):
         # Busy past the timeout: the next stat scan indexes these files (module docstring).
         _reindex(store, index, texts)
     with contextlib.suppress(FileNotFoundError):
         _intent_path(store).unlink()
+
+
+def _restore(store: Path, before: dict[str, bytes | None]) -> bool:
+    """Put every file back as ``before`` held it; return whether all of them could be."""
+    restored = True
+    for rel, data in before.items():
+        try:
+            _put(store / rel, data)
+        except OSError:
+            restored = False
+    return restored
+
+
+def _drop_intent(store: Path, before: dict[str, bytes | None], restored: bool) -> None:
+    """Remove a failed write's intent; never raise.
+
+    When a file could not be put back (the disk is still full), the intent is replaced by
+    one that writes the old contents, so the next write or ``memdir health`` finishes the
+    undo: the failed write never becomes live.
+    """
+    path = _intent_path(store)
+    try:
+        files = {rel: (None if d is None else d.decode("utf-8")) for rel, d in before.items()}
+        if restored or not _contained(files):
+            path.unlink(missing_ok=True)
+            return
+        undo = {"message": "undo a write that failed", "files": files, "audit": []}
+        write_atomic(path, json.dumps(undo, ensure_ascii=False).encode("utf-8"))
+    except (OSError, UnicodeDecodeError):
+        with contextlib.suppress(OSError):
+            path.unlink(missing_ok=True)
 
 
 def _reindex(store: Path, index: Index, texts: dict[str, str | None]) -> None:

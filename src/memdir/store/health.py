@@ -523,6 +523,17 @@ def _check_read_only(store: Path, index: Index, settings: Any, report: Report) -
             "examined without repairs, and reads answer from the index as it is",
         )
     )
+    if (store / STATE_DIRNAME / txn.INTENT_NAME).exists():
+        report.findings.append(
+            Finding(
+                "error",
+                "write_pending",
+                "an interrupted write is waiting to be finished, and this process cannot write "
+                "the store to finish it",
+                f"{STATE_DIRNAME}/{txn.INTENT_NAME}",
+                "run `memdir health` where the store is writable",
+            )
+        )
     try:
         handle = Handle(store, index, settings, read=tolerant_reader(settings.scope))
         _file_findings(handle, report)
@@ -574,12 +585,14 @@ def check(store: Path) -> Report:
                             "finished a write that an interrupted process left",
                         )
                     )
-            except GitError as err:
+            except (GitError, OSError) as err:
                 report.findings.append(
                     Finding(
                         "error",
                         "write_pending",
-                        str(err),
+                        str(err)
+                        if isinstance(err, GitError)
+                        else f"an interrupted write is waiting to be finished and cannot be: {err}",
                         f"{STATE_DIRNAME}/{txn.INTENT_NAME}",
                         "fix what git says; the next write or `memdir health` finishes it",
                     )

@@ -343,3 +343,18 @@ def test_post_tool_batch_resurfaces_rules_every_n_batches(store: Path, hook: Hoo
     outputs = [hook("PostToolBatch", tool_calls=[]).context for _ in range(6)]
     assert [bool(o) for o in outputs] == [False, False, True, False, False, True]
     assert "Always run the linter" in outputs[2]
+
+
+def test_a_store_whose_every_record_is_quarantined_is_not_cold(store: Path, hook: Hook) -> None:
+    """A built index of only unreadable files must not refuse every prompt as 'rebuilding'."""
+    alpha = service.remember(store, "Alpha one is the first record").record.id
+    (store / "records" / "fact" / f"{alpha}.md").write_bytes(b"\x00garbage\n")
+    assert service.reindex(store).quarantined == 1
+    for text in ("cold store works", "the cold store keeps working"):
+        run = hook("UserPromptSubmit", prompt=f"remember that {text}")
+        # Must not: the 'being rebuilt, say it again' refusal, on every prompt.
+        assert "rebuilt" not in run.context and "did not store" not in run.context
+        # The right thing: the explicit request is stored as the owner's.
+        assert "memdir stored" in run.context
+    texts = sorted((r.text, r.origin) for r in service.list_records(store))
+    assert texts == [("Cold store works", "owner"), ("The cold store keeps working", "owner")]

@@ -37,9 +37,15 @@ class IndexColdError(MemdirError):
 
 
 def _is_cold(index: Index, store: Path) -> bool:
-    """Whether ``index`` holds no record although ``records/`` has record files."""
-    if index.conn.execute("SELECT 1 FROM records LIMIT 1").fetchone() is not None:
-        return False
+    """Whether ``index`` has never read ``records/`` although it has record files.
+
+    An index that knows any file, even only quarantined ones (every record unreadable, or
+    conflict-marked mid-merge), has been built: it is not cold, so a store of unreadable
+    files does not start a reindex and refuse every prompt forever.
+    """
+    for table in ("records", "files"):
+        if index.conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone() is not None:  # noqa: S608
+            return False
     import os
 
     try:

@@ -71,6 +71,26 @@ def test_b49_without_a_project_variable_the_store_recorded_at_start_wins(tmp_pat
     assert _texts(b) == ["B uses spaces"] and _texts(a) == ["A uses tabs"]
 
 
+def test_without_a_variable_or_recorded_store_the_process_cwd_beats_the_payload_cwd(
+    tmp_path: Path,
+) -> None:
+    """A hook runs in its project: a payload cwd in another repo never routes it there."""
+    proj = _repo_with_store(tmp_path / "proj")
+    other = _repo_with_store(tmp_path / "other")
+    said = {"session_id": "s3", "cwd": str(other.parent), "prompt": "remember that s3 uses zsh"}
+    run_hook("UserPromptSubmit", said, cwd=proj.parent)
+    # Must not: the other repo's store gets the belief (or the journal line).
+    assert _texts(other) == [] and not list((other / "journal").glob("*.jsonl"))
+    # The right thing: the store of the project the hook ran in has it.
+    assert _texts(proj) == ["S3 uses zsh"]
+    # A hook started outside any store still finds the project by its payload cwd.
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    again = {"session_id": "s4", "cwd": str(proj.parent), "prompt": "remember that s4 uses fish"}
+    run_hook("UserPromptSubmit", again, cwd=outside)
+    assert sorted(_texts(proj)) == ["S3 uses zsh", "S4 uses fish"]
+
+
 # --- B50: stdin always read to its end; big fields cut, the event kept ------------------------
 
 

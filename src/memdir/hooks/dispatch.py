@@ -159,9 +159,11 @@ def _find_store(
 
     In order: ``MEMDIR_STORE``; the host's own project-dir variable (the host table's
     ``project_dir_env``: only the host's own, since a host started from another host's shell
-    inherits that one's variables); the store recorded when this session started; the payload's
-    ``cwd``; the process's working directory. A payload ``cwd`` that wandered into another
-    repository with its own store never moves the session there. Only a session's start
+    inherits that one's variables); the store recorded when this session started; the process's
+    working directory (hosts launch hooks in the project); only when that has no store, the
+    payload's ``cwd`` (a host that starts hooks elsewhere, e.g. from its own folder). A payload
+    ``cwd`` that wandered into another repository with its own store never moves the session
+    there, and never wins over the project the hook runs in (DESIGN §7). Only a session's start
     (``startup``) records its store; a resume or compaction keeps the recorded one.
     """
     named = os.environ.get("MEMDIR_STORE")
@@ -182,9 +184,10 @@ def _find_store(
     if store is None:
         store = recorded
     if store is None:
-        start = Path(cwd) if cwd else Path(os.getcwd())
         try:
-            store = paths.discover_store(start)
+            store = paths.discover_store(Path(os.getcwd()))
+            if store is None and cwd:
+                store = paths.discover_store(Path(cwd))
         except OSError:
             return None
     if store is not None and record and (starting or recorded is None):

@@ -358,3 +358,59 @@ def test_a_store_whose_every_record_is_quarantined_is_not_cold(store: Path, hook
         assert "memdir stored" in run.context
     texts = sorted((r.text, r.origin) for r in service.list_records(store))
     assert texts == [("Cold store works", "owner"), ("The cold store keeps working", "owner")]
+
+
+def _prompt_while_the_store_is_held(store: Path, hook: Hook, prompt: str) -> HookRun:
+    """Send ``prompt`` while this process holds the store lock past the hook's budget."""
+    from memdir.kernel.lock import store_lock
+
+    with store_lock(store, "test holds the store"):
+        run = hook("UserPromptSubmit", prompt=prompt)
+    assert "will store" in run.context
+    assert service.list_records(store) == []
+    assert list((store / "state" / "explicit-spool").glob("*.json"))
+    return run
+
+
+def _journal_line(store: Path, citation: str) -> bytes:
+    file, span = citation.split(":")
+    start, end = (int(x) for x in span.split("-"))
+    return (store / file).read_bytes()[start:end]
+
+
+@pytest.mark.slow
+def test_an_explicit_request_the_prompt_hook_ran_out_of_time_for_is_stored_by_the_next_hook(
+    store: Path, hook: Hook
+) -> None:
+    from memdir.service import memory
+
+    memory.observe_once(store, offline=True)  # the observer has run before: it reads new turns
+    _prompt_while_the_store_is_held(store, hook, "remember that the deploy window is Tuesday")
+    hook("SessionStart", session="s2", source="startup")  # the next hook run, any event
+    records = service.list_records(store)
+    # The right thing: the owner's active record, citing the prompt's journal line.
+    assert [(r.text, r.origin, r.status) for r in records] == [
+        ("The deploy window is Tuesday", "owner", "active")
+    ]
+    assert b"the deploy window is Tuesday" in _journal_line(store, records[0].source["journal"])
+    assert not list((store / "state" / "explicit-spool").glob("*.json"))
+    # Must not: the observer, reading the same prompt, demotes it or adds a candidate.
+    memory.observe_once(store, offline=True)
+    after = service.list_records(store, statuses=("active", "candidate"))
+    assert [(r.id, r.origin, r.status) for r in after] == [(records[0].id, "owner", "active")]
+
+
+@pytest.mark.slow
+def test_the_observer_completes_a_spooled_request_as_the_owner_not_a_candidate(
+    store: Path, hook: Hook
+) -> None:
+    from memdir.service import memory
+
+    memory.observe_once(store, offline=True)
+    _prompt_while_the_store_is_held(store, hook, "remember that releases are cut on Fridays")
+    memory.observe_once(store, offline=True)  # the observer is the next run
+    records = service.list_records(store, statuses=("active", "candidate"))
+    assert [(r.text, r.origin, r.status) for r in records] == [
+        ("Releases are cut on Fridays", "owner", "active")
+    ]
+    assert not list((store / "state" / "explicit-spool").glob("*.json"))

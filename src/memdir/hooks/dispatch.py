@@ -68,6 +68,27 @@ HANDLERS: dict[str, str] = {
 """Canonical event → module with ``handle(event, ctx) -> HookResult | None``, imported lazily."""
 
 
+NO_DRAIN = frozenset({"PreToolUse"})
+"""Events that never store spooled explicit requests (a tool waits on them)."""
+
+
+def _drain_spool(context: Context) -> None:
+    """Store explicit requests an earlier hook ran out of time for (:mod:`memdir.kernel.spool`).
+
+    Only with time left and a writable store; a failure leaves them for the next run.
+    """
+    from memdir.kernel import spool
+
+    if context.read_only or context.expired() or not spool.pending(context.store):
+        return
+    import contextlib
+
+    from memdir.kernel.errors import MemdirError
+
+    with contextlib.suppress(MemdirError, OSError):  # busy or cold: the next run tries again
+        spool.drain(context.handle(), context.deadline)
+
+
 class _Stop:
     """What the watchdog waits for before it ends the process (see the module docstring)."""
 
@@ -296,6 +317,8 @@ def run(argv: list[str]) -> int:
             result: HookResult | None = importlib.import_module(HANDLERS[event.name]).handle(
                 event, context
             )
+            if event.name not in NO_DRAIN:
+                _drain_spool(context)
         finally:
             stop.kept.set()
             context.close()

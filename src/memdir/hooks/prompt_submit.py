@@ -3,7 +3,9 @@
 1. The prompt goes to the journal, secrets masked and ``<private>`` spans dropped first.
 2. A sentence that asks to remember something ("remember that…", "from now on…", "记住…")
    is the owner speaking: it is written as an ``owner`` record citing the journal line
-   (DESIGN §8). A secret or a rejected belief is refused, and the agent is told so.
+   (DESIGN §8). A secret or a rejected belief is refused, and the agent is told so. The
+   requests are spooled first (:mod:`memdir.kernel.spool`): when this hook runs out of time
+   or the store is busy, the next hook run, the observer or ``memdir health`` stores them.
 3. Reminders queued by Stop are delivered once.
 4. Records relevant to the prompt are injected, only above ``[recall] prompt_min_score`` and
    leaving out what this session was already shown.
@@ -31,11 +33,24 @@ def _store_requests(
     requests = find_requests(event.prompt)[:3]
     if not requests:
         return notes, stored
-    from memdir.kernel import lifecycle  # only when the person asked to remember something
+    from memdir.kernel import lifecycle, spool  # only when the person asked to remember
 
+    # Kept first: a hook that runs out of time leaves them for the next run (kernel.spool).
+    kept = spool.add(
+        context.store,
+        [(r.text, r.kind) for r in requests],
+        host=event.host,
+        session=event.session,
+        citation=citation,
+    )
+    finished = True
     for request in requests:
         if context.expired():
-            break
+            finished = False
+            notes.append(
+                f'memdir will store "{redact(request.text)}" on its next run (out of time now)'
+            )
+            continue
         try:
             done = lifecycle.remember(
                 context.handle(),
@@ -45,11 +60,17 @@ def _store_requests(
                 journal=citation,
             )
         except MemdirError as err:  # the refused text is shown masked: context ends up in files
-            notes.append(f'memdir did not store "{redact(request.text)}": {err}')
+            if kept is not None and spool.transient(err):
+                finished = False
+                notes.append(f'memdir will store "{redact(request.text)}" on its next run: {err}')
+            else:
+                notes.append(f'memdir did not store "{redact(request.text)}": {err}')
             continue
         verb = "stored" if done.created else "already knew (updated)"
         notes.append(f'memdir {verb} {done.record.id} ({done.record.kind}): "{done.record.text}"')
         stored.append(done.record.id)
+    if finished:
+        spool.done(kept)
     return notes, stored
 
 

@@ -12,8 +12,9 @@ record + superseded old one) is never half-applied, and is always exactly one co
 A failure (git, a permission, a full disk, a read-only file system) is different from a kill:
 the process is alive to undo what it did. Every file is put back as it was, the intent is
 removed and nothing is staged (:func:`memdir.kernel.gitio.commit` builds commits in memdir's
-own index), so a failed write is absent, never live and reported failed (invariant 9). A write refused because of the store's git state (a merge
-in progress, a detached HEAD) touches no file at all.
+own index), so a failed write is absent, never live and reported failed (invariant 9). A
+write refused because of the store's git state (a merge in progress, a detached HEAD) touches
+no file at all. Only a process that died leaves an intent for :func:`recover`.
 
 Once the commit is made the write is complete: the index is derived data, so an index that
 stays busy past the connection's timeout (another process scanning, a long ``PRAGMA

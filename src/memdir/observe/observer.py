@@ -18,13 +18,14 @@ one distilled from a second, different session is promoted to active when the ma
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memdir.kernel import jsonl, lifecycle
+from memdir.kernel import jsonl, lifecycle, spool
 from memdir.kernel.atomic import write_text_atomic
 from memdir.kernel.caller import OBSERVER, Caller
 from memdir.kernel.errors import JournalOffsetError, LockTimeoutError, MemdirError, RefusedError
@@ -217,6 +218,10 @@ def observe_once(
 def _pass(
     handle: Handle, observed: Observed, from_start: bool, endpoint: llm.Endpoint | None
 ) -> None:
+    # An explicit request a prompt hook ran out of time for is the owner's, stored first, so
+    # the same sentence read from the journal below only confirms it, never a candidate.
+    with contextlib.suppress(MemdirError, OSError):
+        spool.drain(handle)
     state = _load_state(handle.store)
     first_run = state is None or from_start
     state = state if state is not None and not from_start else {"files": {}}

@@ -549,6 +549,37 @@ def _check_read_only(store: Path, index: Index, settings: Any, report: Report) -
     return report
 
 
+def _spool_findings(handle: Handle, report: Report) -> None:
+    """Store explicit requests a prompt hook ran out of time for; name any still waiting."""
+    from memdir.kernel import spool
+
+    if not spool.pending(handle.store):
+        return
+    try:
+        stored = spool.drain(handle)
+    except (MemdirError, OSError):
+        stored = []
+    if stored:
+        report.findings.append(
+            Finding(
+                "info",
+                "explicit_requests_stored",
+                f"stored {len(stored)} explicit request(s) a prompt hook ran out of time for",
+            )
+        )
+    left = spool.pending(handle.store)
+    if left:
+        report.findings.append(
+            Finding(
+                "warning",
+                "explicit_requests_pending",
+                f"{len(left)} explicit request file(s) from prompts wait to be stored",
+                f"{STATE_DIRNAME}/{spool.SPOOL_DIRNAME}",
+                "fix what blocks writes (see the other findings); the next run stores them",
+            )
+        )
+
+
 def check(store: Path) -> Report:
     """Examine ``store``, make the safe repairs, and return every finding.
 
@@ -599,6 +630,7 @@ def check(store: Path) -> Report:
                 )
             _remove_stale_temps(store, report)
             scanned = scan_records(handle)
+            _spool_findings(handle, report)
         if scanned.indexed or scanned.removed:
             report.findings.append(
                 Finding(

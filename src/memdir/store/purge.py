@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from memdir.kernel import appendlog, gitio, journal, txn
+from memdir.kernel import appendlog, authority, gitio, journal, txn
 from memdir.kernel.caller import Caller
 from memdir.kernel.errors import GitError, RecordParseError, UsageError
 from memdir.kernel.lifecycle import Handle, load
@@ -503,6 +503,10 @@ def purge(handle: Handle, record_id: str, *, yes: bool, caller: Caller | None = 
             if changed_logs
             else []
         )
+        dropped = authority.drop_for(store, record.id)  # they can no longer apply to anything
+        if dropped:
+            tracked += dropped
+            erasure.add("proposals", "pending proposals about it, closed", len(dropped))
         gitio.commit(
             store, tracked, purge_message(record.id), trailers=caller.trailers() if caller else ()
         )

@@ -713,8 +713,13 @@ def _tree_entries(store: Path, rev: str, paths: list[str]) -> dict[str, str]:
     return found
 
 
-def revert_contents(store: Path, commit_hash: str) -> dict[str, bytes | None]:
+def revert_contents(
+    store: Path, commit_hash: str, *, keep: tuple[str, ...] = ()
+) -> dict[str, bytes | None]:
     """Return the file contents that undo ``commit_hash`` on top of ``HEAD``.
+
+    Paths starting with one of ``keep`` (append-only logs such as ``audit/``) are left out:
+    undoing a change never takes a line out of them.
 
     Nothing is written: the caller applies the contents (``None`` deletes the file) and
     commits them like any other write, so a failure leaves nothing staged. A file changed again
@@ -741,6 +746,8 @@ def revert_contents(store: Path, commit_hash: str) -> dict[str, bytes | None]:
     result: dict[str, bytes | None] = {}
     conflicts = []
     for path, (before, after) in changes.items():
+        if keep and path.startswith(keep):
+            continue
         now = head.get(path)
         if now == after:
             result[path] = _blob(store, before)

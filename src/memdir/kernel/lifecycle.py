@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memdir.kernel import authority, txn
+from memdir.kernel import audit, authority, txn
 from memdir.kernel.authority import Proposal
 from memdir.kernel.caller import PROPOSAL_TRAILER, Caller
 from memdir.kernel.clock import now_iso, today_iso
@@ -347,15 +347,31 @@ def remember(
         similar = find_similar(
             handle.index, text, handle.manifest.near_duplicate, ("active", "candidate", "rejected")
         )
+        stone = audit.tombstone_for(handle.store, text)
+        if stone is not None:
+            raise RejectedBeliefError(audit.refusal(stone))
+        lifted = audit.lifted(handle.store)
         for _, doc in similar:
-            if doc["status"] == "rejected":
+            if doc["status"] == "rejected" and audit.value_key(doc["text"]) not in lifted:
                 raise RejectedBeliefError(
                     f"refused: this repeats {doc['id']}, which was rejected"
                     + (f" ({doc['reason']})" if doc.get("reason") else "")
                     + f"; see `memdir get {doc['id']}`"
                 )
+        if not any(doc["kind"] == kind and doc["status"] != "rejected" for _, doc in similar):
+            restated = _restated(handle, text, kind)
+            if restated is not None:
+                old_id, successor = restated
+                if not caller.is_owner:
+                    raise RejectedBeliefError(
+                        f"refused: this restates {old_id}, which was superseded by {successor}; "
+                        f"see `memdir get {successor}` (correct {successor} to change it)"
+                    )
+                return _correct_locked(
+                    handle, successor, text, f"restated superseded {old_id}", caller
+                )
         for _, doc in similar:
-            if doc["kind"] == kind:
+            if doc["kind"] == kind and doc["status"] != "rejected":  # lifted: a new record
                 return _confirm(
                     handle,
                     doc["id"],
@@ -484,29 +500,72 @@ def correct(
     reason = clean_reason(reason)
     with store_lock(handle.store, "correct", handle.lock_timeout_seconds, queue=handle.lock_queue):
         txn.recover(handle.store, handle.index)
-        old, rel = load(handle, record_id)
-        if old.status not in ("active", "candidate"):
-            hint = f"; correct {old.superseded_by} instead" if old.superseded_by else ""
-            raise TransitionError(f"cannot correct {old.id}: it is {old.status}{hint}")
-        if normalized_text(text) == normalized_text(old.text):
-            raise UsageError(f"the new text is the same as {old.id}'s")
-        for _, doc in find_similar(
-            handle.index, text, handle.manifest.near_duplicate, ("rejected",)
-        ):
-            raise RejectedBeliefError(f"refused: the correction repeats rejected {doc['id']}")
-        if not caller.is_owner and authority.owned_by_owner(old):
-            return _proposed(handle, "correct", old, caller, text=text, reason=reason)
-        new, retired = _corrected(old, text, reason, caller)
-        txn.apply(
-            handle.store,
-            handle.index,
-            [txn.Change(relative_path(new), new), txn.Change(rel, retired)],
-            _message("correct", f"{old.id} -> {new.id}", reason, origin=origin, channel=channel),
-            trailers=caller.trailers(),
-        )
-        return Written(
-            new, created=True, changed=True, previous=retired, note=f"{new.id} supersedes {old.id}"
-        )
+        return _correct_locked(handle, record_id, text, reason, caller)
+
+
+def _restated(handle: Handle, text: str, kind: str) -> tuple[str, str] | None:
+    """Return ``(superseded id, live successor id)`` when ``text`` restates a superseded value.
+
+    The successor is the end of the ``superseded_by`` chain that is active or candidate.
+    """
+    found = find_similar(handle.index, text, handle.manifest.near_duplicate, ("superseded",))
+    for _, doc in found:
+        if doc["kind"] != kind:
+            continue
+        current, seen = doc, {doc["id"]}
+        while current.get("superseded_by") and current["superseded_by"] not in seen:
+            seen.add(current["superseded_by"])
+            nxt = handle.index.get_doc(current["superseded_by"])
+            if nxt is None:
+                break
+            current = nxt
+        if current["status"] in ("active", "candidate"):
+            return doc["id"], current["id"]
+    return None
+
+
+def _correct_locked(
+    handle: Handle, record_id: str, text: str, reason: str | None, caller: Caller
+) -> Written:
+    """:func:`correct`'s body; the caller holds the store lock and has cleaned the input."""
+    origin, channel = caller.origin, caller.channel
+    old, rel = load(handle, record_id)
+    if old.status not in ("active", "candidate"):
+        hint = f"; correct {old.superseded_by} instead" if old.superseded_by else ""
+        raise TransitionError(f"cannot correct {old.id}: it is {old.status}{hint}")
+    if normalized_text(text) == normalized_text(old.text):
+        raise UsageError(f"the new text is the same as {old.id}'s")
+    _check_not_rejected(handle, text)
+    if not caller.is_owner and authority.owned_by_owner(old):
+        return _proposed(handle, "correct", old, caller, text=text, reason=reason)
+    new, retired = _corrected(old, text, reason, caller)
+    txn.apply(
+        handle.store,
+        handle.index,
+        [txn.Change(relative_path(new), new), txn.Change(rel, retired)],
+        _message("correct", f"{old.id} -> {new.id}", reason, origin=origin, channel=channel),
+        trailers=caller.trailers(),
+        reason=reason,
+    )
+    return Written(
+        new, created=True, changed=True, previous=retired, note=f"{new.id} supersedes {old.id}"
+    )
+
+
+def _check_not_rejected(handle: Handle, text: str) -> None:
+    """Refuse a correction's text that repeats a rejected or tombstoned belief.
+
+    Raises:
+        RejectedBeliefError: it does.
+    """
+    lifted = audit.lifted(handle.store)
+    for _, doc in find_similar(handle.index, text, handle.manifest.near_duplicate, ("rejected",)):
+        if audit.value_key(doc["text"]) in lifted:
+            continue
+        raise RejectedBeliefError(f"refused: the correction repeats rejected {doc['id']}")
+    stone = audit.tombstone_for(handle.store, text)
+    if stone is not None:
+        raise RejectedBeliefError(audit.refusal(stone))
 
 
 def _corrected(old: Record, text: str, reason: str | None, caller: Caller) -> tuple[Record, Record]:
@@ -601,10 +660,7 @@ def accept_proposal(handle: Handle, proposal_id: str, caller: Caller) -> tuple[W
         if proposal.op == "correct":
             text = clean_text(proposal.text or "")
             check_text(text)
-            for _, doc in find_similar(
-                handle.index, text, handle.manifest.near_duplicate, ("rejected",)
-            ):
-                raise RejectedBeliefError(f"refused: the correction repeats rejected {doc['id']}")
+            _check_not_rejected(handle, text)
             new, retired = _corrected(old, text, reason, caller)
             changes = [txn.Change(relative_path(new), new), txn.Change(rel, retired)]
             message = _message(
@@ -626,6 +682,8 @@ def accept_proposal(handle: Handle, proposal_id: str, caller: Caller) -> tuple[W
             changes,
             message,
             trailers=(*caller.trailers(), (PROPOSAL_TRAILER, proposal.id)),
+            op=proposal.op,
+            reason=reason,
             files=files,
         )
         return written, done
@@ -665,6 +723,8 @@ def update(
             [txn.Change(rel, new)],
             _message(op, old.id, reason, origin=new.origin),
             trailers=caller.trailers() if caller else (),
+            op=op,
+            reason=reason,
         )
         return Written(new, created=False, changed=True, note=f"{op}: {old.id} updated")
 
@@ -717,6 +777,8 @@ def set_status(
             [txn.Change(rel, new)],
             _message(op, old.id, reason, origin=origin, channel=channel),
             trailers=caller.trailers(),
+            op=op,
+            reason=reason,
         )
         return Written(new, created=False, changed=True, note=f"{op}: {old.id} is now {status}")
 

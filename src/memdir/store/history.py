@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from memdir.kernel import gitio, txn
+from memdir.kernel import audit, gitio, txn
 from memdir.kernel.caller import Caller
 from memdir.kernel.errors import NotFoundError, UsageError
 from memdir.kernel.ids import check_id
@@ -145,7 +145,8 @@ def rollback(handle: Handle, rev: str, *, yes: bool, caller: Caller | None = Non
         subject = next(
             (c.subject for c in gitio.log(handle.store, limit=200) if c.hash == full), full
         )
-        contents = gitio.revert_contents(handle.store, full)
+        # The audit log is append-only: a rollback adds its own event, never removes one.
+        contents = gitio.revert_contents(handle.store, full, keep=(audit.AUDIT_DIR + "/",))
         texts = {rel: _as_text(rel, data) for rel, data in contents.items()}
         txn.apply_texts(
             handle.store,

@@ -74,8 +74,8 @@ def test_correct_reject_forget_graph_log_diff(store: Path) -> None:
         (["get", "f-0000000000zzzz"], 4, "not_found"),
         (["get", "../../x"], 2, "usage"),
         (["remember", "key sk-proj-EXAMPLE000000000000000000000000"], 3, "secret"),
-        (["remember", "x", "--origin", "untrusted"], 3, "provenance"),
-        (["remember", "x", "--origin", "system"], 3, "provenance"),
+        (["remember", "x", "--origin", "untrusted"], 2, "usage"),  # not offered: always refused
+        (["remember", "x", "--origin", "system"], 2, "usage"),
         (["remember", "x", "--kind", "gossip"], 2, "usage"),
         (["rollback", "HEAD"], 2, "usage"),
         (["purge", "f-0000000000zzzz"], 2, "usage"),
@@ -90,6 +90,20 @@ def test_errors_exit_with_their_code_and_json_error_shape(
     assert doc["error"]["code"] == slug
     assert doc["error"]["message"]
     assert "sk-proj-EXAMPLE" not in doc["error"]["message"]
+
+
+def test_remember_offers_only_the_origins_it_accepts(store: Path) -> None:
+    shown = run_cli("remember", "--help").stdout
+    assert "[owner|agent]" in shown and "untrusted" not in shown
+    assert _json(["remember", "Lowered by hand", "--origin", "agent"])["origin"] == "agent"
+
+
+def test_forget_needs_no_reason_and_reject_still_does(store: Path) -> None:
+    first = _json(["remember", "The queue is RabbitMQ"])["id"]
+    forgotten = _json(["forget", first])
+    assert forgotten["status"] == "forgotten" and forgotten["reason"] is None
+    second = _json(["remember", "The queue is Kafka"])["id"]
+    assert _json(["reject", second], 2)["error"]["code"] == "usage"
 
 
 def test_errors_without_json_go_to_stderr_prefixed_memdir(store: Path) -> None:

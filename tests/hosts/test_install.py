@@ -494,14 +494,32 @@ def test_hosts_lists_every_host_and_what_it_lacks() -> None:
     assert not rows["cursor"]["installable"]
 
 
+def test_hosts_names_each_file_once_and_labels_project_files(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shown = run_cli("hosts").stdout
+    assert "    default:  .gemini/settings.json, GEMINI.md (project files: " in shown
+    assert ".gemini/settings.json, .gemini/settings.json" not in shown
+    assert "    personal: .claude/settings.local.json, ~/.claude.json, CLAUDE.local.md" in shown
+    monkeypatch.chdir(project)
+    done = run_cli("install", "--host", "gemini")
+    assert done.exit_code == 0, done.stderr
+    assert "(project files: Gemini CLI has no personal project scope)" in done.stdout
+    assert "(personal files)" not in done.stdout
+
+
 def test_a_refused_install_creates_nothing(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(project)
     exclude = (project / ".git" / "info" / "exclude").read_bytes()
     before = sorted(p.name for p in project.iterdir())
     refused = run_cli("install", "--host", "cursor")
     assert refused.exit_code == 2
-    assert "cannot install into Cursor yet" in refused.stderr
+    assert "cannot install Cursor: memdir has no Cursor adapter yet" in refused.stderr
     assert sorted(p.name for p in project.iterdir()) == before
+    unwired = run_cli("uninstall", "--host", "cursor")
+    assert unwired.exit_code == 2
+    assert "cannot uninstall Cursor: memdir has no Cursor adapter" in unwired.stderr
+    assert "install into" not in unwired.stderr
     assert (project / ".git" / "info" / "exclude").read_bytes() == exclude
     missing = run_cli("install", "--host", "claude-code", "--dir", str(project / "no" / "such"))
     assert missing.exit_code == 2

@@ -243,7 +243,7 @@ def install(
         MemdirError: the installed hook command failed its self-test.
     """
     spec = get_host(host)
-    installer.check_installable(spec)  # before anything is created
+    installer.check_installable(spec, remove=remove)  # before anything is created
     store = paths.discover_store(project)
     created = None
     if store is None:

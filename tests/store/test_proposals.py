@@ -175,3 +175,44 @@ def test_purging_a_record_closes_the_proposals_about_it(store: Path) -> None:
     ).stdout
     assert status == ""
     assert "proposals_obsolete" not in {f["code"] for f in ok(cli(store, "health"))["findings"]}
+
+
+def test_an_accept_killed_before_its_commit_is_completed_whole(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memdir import service
+    from memdir.kernel import gitio
+    from memdir.kernel.caller import Caller
+    from memdir.service import memory
+
+    owner, agent = Caller("owner", "cli"), Caller("agent", "mcp", host="claude-code")
+    rid = service.remember(store, "Builds use make", kind="fact", caller=owner).record.id
+    prop = service.correct(store, rid, "Builds use just", caller=agent).proposal
+    assert prop is not None
+    before = commits(store)
+    real = gitio.commit
+
+    def killed(*args: Any, **kwargs: Any) -> None:
+        raise KeyboardInterrupt  # the process dies after the files, before the commit
+
+    monkeypatch.setattr(gitio, "commit", killed)
+    with pytest.raises(KeyboardInterrupt):
+        memory.proposal_accept(store, prop.id, caller=owner)
+    monkeypatch.setattr(gitio, "commit", real)
+    assert (store / "state" / "intent.json").exists()
+    assert commits(store) == before
+
+    service.health(store)  # the next write or health finishes the interrupted one
+    after = commits(store)
+    assert len(after) == len(before) + 1
+    changed = subprocess.run(
+        ["git", "-C", str(store), "show", "--no-renames", "--name-only", "--format=", after[0]],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert f"proposals/{prop.id}.json" in changed
+    assert f"proposals/decided/{prop.id}.json" in changed
+    assert any(path.endswith(f"{rid}.md") for path in changed)
+    assert service.get(store, rid).status == "superseded"
+    assert memory.proposals_pending(store) == []

@@ -283,6 +283,10 @@ def test_a_lost_index_never_lets_a_hook_relearn_a_rejected_belief(store: Path, h
     while indexed() == 0 and time.monotonic() < deadline:
         time.sleep(0.2)
     assert indexed() == 1
+    # The spooled request is tried again by the next hook, and refused again: never relearned.
+    hook("SessionStart", session="s9", source="startup")
+    assert len(list((store / "records").rglob("*.md"))) == 1
+    assert not list((store / "state" / "explicit-spool").glob("*.json"))
     again = hook("UserPromptSubmit", prompt=prompt, session="s2")
     assert "memdir did not store" in again.context and "rejected" in again.context
     assert [r.status for r in service.list_records(store)] == ["rejected"]
@@ -366,7 +370,7 @@ def _prompt_while_the_store_is_held(store: Path, hook: Hook, prompt: str) -> Hoo
 
     with store_lock(store, "test holds the store"):
         run = hook("UserPromptSubmit", prompt=prompt)
-    assert "will store" in run.context
+    assert "it will be stored on memdir's next run" in run.context
     assert service.list_records(store) == []
     assert list((store / "state" / "explicit-spool").glob("*.json"))
     return run

@@ -48,7 +48,8 @@ def _store_requests(
         if context.expired():
             finished = False
             notes.append(
-                f'memdir will store "{redact(request.text)}" on its next run (out of time now)'
+                f'memdir did not store "{redact(request.text)}" yet: out of time; it will be '
+                "stored on memdir's next run"
             )
             continue
         try:
@@ -62,7 +63,10 @@ def _store_requests(
         except MemdirError as err:  # the refused text is shown masked: context ends up in files
             if kept is not None and spool.transient(err):
                 finished = False
-                notes.append(f'memdir will store "{redact(request.text)}" on its next run: {err}')
+                notes.append(
+                    f'memdir did not store "{redact(request.text)}" yet: {err}; it will be '
+                    "stored on memdir's next run"
+                )
             else:
                 notes.append(f'memdir did not store "{redact(request.text)}": {err}')
             continue

@@ -184,6 +184,11 @@ def test_journal_and_search_return_turn_references(store: Path) -> None:
     hit = found["results"][0]
     assert (hit["session"], hit["who"], hit["line"]) == ("s1", "user", 1)
     assert hit["text"] == "we decided to use SQLite for the index"
+    size = (store / ref["file"]).stat().st_size
+    second = run_cli("journal", "user", "and the cache is Redis", "--session", "s1")
+    assert second.stdout.strip() == f"{ref['file']}@byte {size}"  # a byte offset, labelled
+    listed = run_cli("search", "cache Redis").stdout
+    assert listed.startswith(f"{ref['file']}:2  ")  # a line number
 
 
 def test_journal_redacts_secrets_before_writing(store: Path) -> None:

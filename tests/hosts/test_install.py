@@ -586,6 +586,24 @@ def test_doctor_finds_wiring_a_host_dropped_and_says_how_to_repair(
     assert report["results"][0]["ok"] is False
 
 
+def test_doctor_that_could_not_ask_the_host_says_so_and_exits_0(
+    project: Path, no_memdir_on_path: None
+) -> None:
+    assert shutil.which("claude") is None
+    _install(project, "claude-code")  # personal: hooks run this interpreter by absolute path
+    code, report = _doctor(project)
+    checks = {c["check"]: c for c in report["results"][0]["checks"]}
+    assert checks["command"]["ok"] is True and checks["hooks"]["ok"] is True
+    assert checks["asked the host"]["ok"] is None  # not a pass ...
+    assert report["results"][0]["ok"] is None and code == 0  # ... nor a definite failure
+    human = run_cli("doctor", "--dir", str(project))
+    assert human.exit_code == 0
+    assert "Claude Code (personal install): UNKNOWN: could not ask the host" in human.stdout
+    assert "could not ask Claude Code: `claude` is not on PATH" in human.stdout
+    assert "fix: put `claude` on PATH and run `memdir doctor` again" in human.stdout
+    assert ": works" not in human.stdout
+
+
 def test_doctor_reports_nothing_installed(project: Path) -> None:
     code, report = _doctor(project)
     assert code == 0 and report["results"] == []

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from memdir.cli.output import emit, json_option, note, one_line, resolve, store_option
+from memdir.cli.output import emit, emit_json, json_option, note, one_line, resolve, store_option
 from memdir.kernel import authority
 from memdir.kernel.caller import Caller, cli_caller
 from memdir.kernel.errors import AuthorityError
@@ -595,6 +595,9 @@ def export(
 ) -> None:
     """Export records as JSON Lines (one record per line), or as an AMP repository.
 
+    With --json: `{"results": [records]}` on standard output, or with -o FILE
+    the JSON Lines go to FILE and `{"exported": N, "path": FILE}` is printed.
+
     `--to amp DIR` writes a Talewell/AMP repository (amp.json and memory/…),
     active records only unless --status says otherwise; secrets are masked.
 
@@ -625,14 +628,21 @@ def export(
         raise UsageError(
             f"{output} is a folder; JSON Lines go to a file (a folder is for --to amp)"
         )
-    del as_json  # each JSON line is already JSON
     lines = memory.export_records(resolve(store), list(statuses))
     if output is None:
+        if as_json:  # one JSON document, the `list` shape; JSON Lines stay the export format
+            import json
+
+            emit_json({"results": [json.loads(line) for line in lines]})
+            return
         click.echo("".join(lines), nl=False)
         return
     from memdir.kernel.atomic import write_text_atomic
 
     write_text_atomic(output, "".join(lines))
+    if as_json:
+        emit_json({"exported": len(lines), "path": str(output)})
+        return
     click.echo(f"exported {len(lines)} records to {output}", err=True)
 
 

@@ -192,7 +192,9 @@ def doctor(directory: Path | None, timeout: float, as_json: bool) -> None:
     drop entries), that the hook command can be found, and asks the host
     itself (`claude mcp get memdir`, Codex's hooks/list trust status and
     `codex mcp list`, `gemini mcp list`). Never writes a host's trust store.
-    Exits 1 when a host will not run memdir, saying how to repair it.
+    Exits 1 when a host will not run memdir, saying how to repair it. A host
+    it could not ask (its CLI not on PATH) is reported "UNKNOWN: could not
+    ask the host": not a pass, but not a definite failure, so it exits 0.
 
     \b
     Example:
@@ -206,12 +208,16 @@ def doctor(directory: Path | None, timeout: float, as_json: bool) -> None:
             return f"memdir is not installed into any host in {v['dir']} (memdir install --host H)"
         lines = []
         for report in v["results"]:
-            verdict = {True: "works", False: "WILL NOT WORK", None: "unknown"}[report["ok"]]
+            verdict = {
+                True: "works",
+                False: "WILL NOT WORK",
+                None: "UNKNOWN: could not ask the host",
+            }[report["ok"]]
             lines.append(f"{report['title']} ({report['scope']} install): {verdict}")
             for check in report["checks"]:
                 mark = {True: "ok  ", False: "FAIL", None: "??  "}[check["ok"]]
                 lines.append(f"  {mark} {check['check']}: {check['detail']}")
-                if check["fix"] and check["ok"] is False:
+                if check["fix"] and check["ok"] is not True:
                     lines.append(f"       fix: {check['fix']}")
         return "\n".join(lines)
 

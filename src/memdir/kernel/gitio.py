@@ -35,7 +35,7 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -713,8 +713,21 @@ def _tree_entries(store: Path, rev: str, paths: list[str]) -> dict[str, str]:
     return found
 
 
-def revert_contents(store: Path, commit_hash: str) -> dict[str, bytes | None]:
+def file_at(store: Path, rev: str, path: str) -> bytes | None:
+    """Return the bytes of ``path`` (relative to the store) in commit ``rev``; ``None`` if absent.
+
+    Raises:
+        GitError: git failed.
+    """
+    return _blob(store, _tree_entries(store, rev, [path]).get(path))
+
+
+def revert_contents(
+    store: Path, commit_hash: str, *, skip: Collection[str] = ()
+) -> dict[str, bytes | None]:
     """Return the file contents that undo ``commit_hash`` on top of ``HEAD``.
+
+    Paths in ``skip`` are left out (the caller decides them: rollback keeps append-only logs).
 
     Nothing is written: the caller applies the contents (``None`` deletes the file) and
     commits them like any other write, so a failure leaves nothing staged. A file changed again
@@ -733,7 +746,7 @@ def revert_contents(store: Path, commit_hash: str) -> dict[str, bytes | None]:
     changes: dict[str, tuple[str | None, str | None]] = {}
     for meta, path in zip(items[0::2], items[1::2], strict=False):
         parts = meta.lstrip(":").split()
-        if len(parts) >= 4 and path:
+        if len(parts) >= 4 and path and path not in skip:
             before = None if _ZERO.match(parts[2]) else parts[2]
             after = None if _ZERO.match(parts[3]) else parts[3]
             changes[path] = (before, after)

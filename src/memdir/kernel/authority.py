@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from memdir.kernel import gitio
+from memdir.kernel import audit, gitio
 from memdir.kernel.atomic import write_atomic
 from memdir.kernel.caller import PROPOSAL_TRAILER, Caller
 from memdir.kernel.clock import now_iso
@@ -115,9 +115,13 @@ def _record_refusal(store: Path, op: str, target: str, caller: Caller) -> bool:
                 out.write(json.dumps(line, ensure_ascii=True) + "\n")
                 out.flush()
                 os.fsync(out.fileno())
+            who = caller.to_json()
+            rel = audit.record(
+                store, audit.event("refused", [], who, target=safe_target, refused=op)
+            )
             gitio.commit(
                 store,
-                [REFUSED_LOG],
+                [REFUSED_LOG, rel],
                 f"refused {op} {safe_target}: owner only",
                 trailers=caller.trailers(),
             )
@@ -241,16 +245,26 @@ def propose(
     while (store / proposal.path).exists():
         proposal = replace(proposal, id=_mint())
     _write(store, proposal)
+    event = audit.event(
+        "propose",
+        [{"id": record.id, "before": None, "after": None}],
+        caller.to_json(),
+        reason=reason,
+        proposal=proposal.id,
+        proposed=op,
+    )
+    logged = audit.record(store, event)
     subject = f"propose {op} {record.id}" + (f": {reason}" if reason else "")
     try:
         gitio.commit(
             store,
-            [proposal.path],
+            [proposal.path, logged],
             subject.replace("\n", " ")[:200],
             trailers=(*caller.trailers(), (PROPOSAL_TRAILER, proposal.id)),
         )
     except BaseException:
         (store / proposal.path).unlink(missing_ok=True)
+        audit.retract(store, [event], [])
         raise
     return proposal
 
@@ -324,9 +338,19 @@ def decide(store: Path, proposal: Proposal, status: str, caller: Caller, outcome
     _write(store, done)
     (store / proposal.path).unlink(missing_ok=True)
     verb = "accept" if status == "accepted" else "decline"
+    logged = audit.record(
+        store,
+        audit.event(
+            f"{verb}-proposal",
+            [{"id": done.record, "before": None, "after": None}],
+            caller.to_json(),
+            reason=outcome,
+            proposal=done.id,
+        ),
+    )
     gitio.commit(
         store,
-        [proposal.path, done.path],
+        [proposal.path, done.path, logged],
         f"{verb} proposal {done.id} ({done.op} {done.record}): {outcome}".replace("\n", " ")[:200],
         trailers=(*caller.trailers(), (PROPOSAL_TRAILER, done.id)),
     )

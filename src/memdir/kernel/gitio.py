@@ -35,7 +35,7 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -723,11 +723,12 @@ def file_at(store: Path, rev: str, path: str) -> bytes | None:
 
 
 def revert_contents(
-    store: Path, commit_hash: str, *, skip: Collection[str] = ()
+    store: Path, commit_hash: str, *, keep: tuple[str, ...] = ()
 ) -> dict[str, bytes | None]:
     """Return the file contents that undo ``commit_hash`` on top of ``HEAD``.
 
-    Paths in ``skip`` are left out (the caller decides them: rollback keeps append-only logs).
+    Paths starting with one of ``keep`` (append-only logs such as ``audit/``) are left out:
+    undoing a change never takes a line out of them.
 
     Nothing is written: the caller applies the contents (``None`` deletes the file) and
     commits them like any other write, so a failure leaves nothing staged. A file changed again
@@ -746,7 +747,7 @@ def revert_contents(
     changes: dict[str, tuple[str | None, str | None]] = {}
     for meta, path in zip(items[0::2], items[1::2], strict=False):
         parts = meta.lstrip(":").split()
-        if len(parts) >= 4 and path and path not in skip:
+        if len(parts) >= 4 and path:
             before = None if _ZERO.match(parts[2]) else parts[2]
             after = None if _ZERO.match(parts[3]) else parts[3]
             changes[path] = (before, after)
@@ -754,6 +755,8 @@ def revert_contents(
     result: dict[str, bytes | None] = {}
     conflicts = []
     for path, (before, after) in changes.items():
+        if keep and path.startswith(keep):
+            continue
         now = head.get(path)
         if now == after:
             result[path] = _blob(store, before)

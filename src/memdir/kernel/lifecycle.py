@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memdir.kernel import authority, txn
+from memdir.kernel import audit, authority, txn
 from memdir.kernel.authority import Proposal
 from memdir.kernel.caller import Caller
 from memdir.kernel.clock import now_iso, today_iso
@@ -346,15 +346,31 @@ def remember(
         similar = find_similar(
             handle.index, text, handle.manifest.near_duplicate, ("active", "candidate", "rejected")
         )
+        stone = audit.tombstone_for(handle.store, text)
+        if stone is not None:
+            raise RejectedBeliefError(audit.refusal(stone))
+        lifted = audit.lifted(handle.store)
         for _, doc in similar:
-            if doc["status"] == "rejected":
+            if doc["status"] == "rejected" and audit.value_key(doc["text"]) not in lifted:
                 raise RejectedBeliefError(
                     f"refused: this repeats {doc['id']}, which was rejected"
                     + (f" ({doc['reason']})" if doc.get("reason") else "")
                     + f"; see `memdir get {doc['id']}`"
                 )
+        if not any(doc["kind"] == kind and doc["status"] != "rejected" for _, doc in similar):
+            restated = _restated(handle, text, kind)
+            if restated is not None:
+                old_id, successor = restated
+                if not caller.is_owner:
+                    raise RejectedBeliefError(
+                        f"refused: this restates {old_id}, which was superseded by {successor}; "
+                        f"see `memdir get {successor}` (correct {successor} to change it)"
+                    )
+                return _correct_locked(
+                    handle, successor, text, f"restated superseded {old_id}", caller
+                )
         for _, doc in similar:
-            if doc["kind"] == kind:
+            if doc["kind"] == kind and doc["status"] != "rejected":  # lifted: a new record
                 return _confirm(
                     handle,
                     doc["id"],
@@ -483,51 +499,85 @@ def correct(
     reason = clean_reason(reason)
     with store_lock(handle.store, "correct", handle.lock_timeout_seconds, queue=handle.lock_queue):
         txn.recover(handle.store, handle.index)
-        old, rel = load(handle, record_id)
-        if old.status not in ("active", "candidate"):
-            hint = f"; correct {old.superseded_by} instead" if old.superseded_by else ""
-            raise TransitionError(f"cannot correct {old.id}: it is {old.status}{hint}")
-        if normalized_text(text) == normalized_text(old.text):
-            raise UsageError(f"the new text is the same as {old.id}'s")
-        for _, doc in find_similar(
-            handle.index, text, handle.manifest.near_duplicate, ("rejected",)
-        ):
-            raise RejectedBeliefError(f"refused: the correction repeats rejected {doc['id']}")
-        if not caller.is_owner and authority.owned_by_owner(old):
-            return _proposed(handle, "correct", old, caller, text=text, reason=reason)
-        now = now_iso()
-        new = Record(
-            id=mint_id(old.kind),
-            kind=old.kind,
-            text=text,
-            status="active",
-            origin=origin,
-            importance=old.importance,
-            confidence=old.confidence,
-            aliases=old.aliases,
-            tags=old.tags,
-            links=old.links,
-            supersedes=old.id,
-            created_at=now,
-            updated_at=now,
-            observed_at=today_iso(),
-            source={"channel": channel, "session": session, "journal": None},
-            scope=old.scope,
-            reason=reason,
-        )
-        retired = dataclasses.replace(
-            old, status="superseded", superseded_by=new.id, reason=reason, updated_at=now
-        )
-        txn.apply(
-            handle.store,
-            handle.index,
-            [txn.Change(relative_path(new), new), txn.Change(rel, retired)],
-            _message("correct", f"{old.id} -> {new.id}", reason, origin=origin, channel=channel),
-            trailers=caller.trailers(),
-        )
-        return Written(
-            new, created=True, changed=True, previous=retired, note=f"{new.id} supersedes {old.id}"
-        )
+        return _correct_locked(handle, record_id, text, reason, caller)
+
+
+def _restated(handle: Handle, text: str, kind: str) -> tuple[str, str] | None:
+    """Return ``(superseded id, live successor id)`` when ``text`` restates a superseded value.
+
+    The successor is the end of the ``superseded_by`` chain that is active or candidate.
+    """
+    found = find_similar(handle.index, text, handle.manifest.near_duplicate, ("superseded",))
+    for _, doc in found:
+        if doc["kind"] != kind:
+            continue
+        current, seen = doc, {doc["id"]}
+        while current.get("superseded_by") and current["superseded_by"] not in seen:
+            seen.add(current["superseded_by"])
+            nxt = handle.index.get_doc(current["superseded_by"])
+            if nxt is None:
+                break
+            current = nxt
+        if current["status"] in ("active", "candidate"):
+            return doc["id"], current["id"]
+    return None
+
+
+def _correct_locked(
+    handle: Handle, record_id: str, text: str, reason: str | None, caller: Caller
+) -> Written:
+    """:func:`correct`'s body; the caller holds the store lock and has cleaned the input."""
+    origin, channel, session = caller.origin, caller.channel, caller.session
+    old, rel = load(handle, record_id)
+    if old.status not in ("active", "candidate"):
+        hint = f"; correct {old.superseded_by} instead" if old.superseded_by else ""
+        raise TransitionError(f"cannot correct {old.id}: it is {old.status}{hint}")
+    if normalized_text(text) == normalized_text(old.text):
+        raise UsageError(f"the new text is the same as {old.id}'s")
+    lifted = audit.lifted(handle.store)
+    for _, doc in find_similar(handle.index, text, handle.manifest.near_duplicate, ("rejected",)):
+        if audit.value_key(doc["text"]) in lifted:
+            continue
+        raise RejectedBeliefError(f"refused: the correction repeats rejected {doc['id']}")
+    stone = audit.tombstone_for(handle.store, text)
+    if stone is not None:
+        raise RejectedBeliefError(audit.refusal(stone))
+    if not caller.is_owner and authority.owned_by_owner(old):
+        return _proposed(handle, "correct", old, caller, text=text, reason=reason)
+    now = now_iso()
+    new = Record(
+        id=mint_id(old.kind),
+        kind=old.kind,
+        text=text,
+        status="active",
+        origin=origin,
+        importance=old.importance,
+        confidence=old.confidence,
+        aliases=old.aliases,
+        tags=old.tags,
+        links=old.links,
+        supersedes=old.id,
+        created_at=now,
+        updated_at=now,
+        observed_at=today_iso(),
+        source={"channel": channel, "session": session, "journal": None},
+        scope=old.scope,
+        reason=reason,
+    )
+    retired = dataclasses.replace(
+        old, status="superseded", superseded_by=new.id, reason=reason, updated_at=now
+    )
+    txn.apply(
+        handle.store,
+        handle.index,
+        [txn.Change(relative_path(new), new), txn.Change(rel, retired)],
+        _message("correct", f"{old.id} -> {new.id}", reason, origin=origin, channel=channel),
+        trailers=caller.trailers(),
+        reason=reason,
+    )
+    return Written(
+        new, created=True, changed=True, previous=retired, note=f"{new.id} supersedes {old.id}"
+    )
 
 
 def update(
@@ -564,6 +614,8 @@ def update(
             [txn.Change(rel, new)],
             _message(op, old.id, reason, origin=new.origin),
             trailers=caller.trailers() if caller else (),
+            op=op,
+            reason=reason,
         )
         return Written(new, created=False, changed=True, note=f"{op}: {old.id} updated")
 
@@ -616,6 +668,8 @@ def set_status(
             [txn.Change(rel, new)],
             _message(op, old.id, reason, origin=origin, channel=channel),
             trailers=caller.trailers(),
+            op=op,
+            reason=reason,
         )
         return Written(new, created=False, changed=True, note=f"{op}: {old.id} is now {status}")
 

@@ -31,9 +31,9 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from memdir.kernel import gitio
+from memdir.kernel import audit, gitio
 from memdir.kernel.atomic import fsync_dir, write_atomic
-from memdir.kernel.errors import GitError, GitStateError
+from memdir.kernel.errors import GitError, GitStateError, RejectedBeliefError
 from memdir.kernel.index import FileStat, Index
 from memdir.kernel.model import Record
 from memdir.kernel.paths import state_dir
@@ -79,8 +79,16 @@ def apply(
     message: str,
     *,
     trailers: gitio.Trailers = (),
+    op: str | None = None,
+    reason: str | None = None,
 ) -> None:
     """Write ``changes`` as one commit and index them; the caller holds the store lock.
+
+    This is the one write every record change goes through, so it carries the trust checks
+    (:mod:`memdir.kernel.audit`): a record that would become ``active`` or ``candidate`` with
+    a new text is refused when that value is tombstoned; a record becoming ``rejected``
+    tombstones its value; and one audit event (hashes only) is part of the intent, appended
+    and committed with the files.
 
     Args:
         store: The store folder.
@@ -89,8 +97,12 @@ def apply(
         message: The commit message.
         trailers: Who made the change (:meth:`memdir.kernel.caller.Caller.trailers`), ending
             the commit message; a replay by :func:`recover` keeps them.
+        op: The audit event's operation (default: the message's first word).
+        reason: The audit event's reason.
 
     Raises:
+        RejectedBeliefError: a new or changed text repeats a tombstoned value (nothing is
+            changed).
         GitStateError: the store's git is mid-merge, detached…; nothing was written.
         GitError: git is missing or failed; every file is as it was, the intent is removed
             and nothing is staged (the write is refused and absent).
@@ -100,7 +112,32 @@ def apply(
     """
     gitio.git_path()  # fail before touching anything when git is missing
     texts = {c.path: (dump(c.record) if c.record is not None else None) for c in changes}
-    apply_texts(store, index, texts, message, trailers=trailers)
+    who = audit.who_from_trailers(trailers)
+    stones = []
+    live = audit.tombstones(store)
+    for change in changes:
+        record = change.record
+        if record is None:
+            continue
+        key = audit.value_key(record.text)
+        if record.status in ("active", "candidate") and key in live:
+            if _text_changed(store, change.path, record.text):
+                raise RejectedBeliefError(audit.refusal(live[key]))
+        elif record.status == "rejected" and key not in live:
+            stones.append(audit.tombstone_line(key, "add", who, record.id))
+            live[key] = {"record": record.id}
+    apply_texts(
+        store, index, texts, message, trailers=trailers, op=op, reason=reason, stones=stones
+    )
+
+
+def _text_changed(store: Path, rel: str, text: str) -> bool:
+    """Whether the record file at ``rel`` does not already hold ``text`` (new or changed)."""
+    try:
+        parsed = read_canonical((store / rel).read_text(encoding="utf-8"), Path(rel))
+    except (OSError, UnicodeDecodeError):
+        return True
+    return parsed is None or parsed.record.text != text
 
 
 def apply_texts(
@@ -110,8 +147,15 @@ def apply_texts(
     message: str,
     *,
     trailers: gitio.Trailers = (),
+    op: str | None = None,
+    reason: str | None = None,
+    stones: list[str] | None = None,
 ) -> None:
     """Write files (``None`` deletes one) as one commit, all or nothing; see :func:`apply`.
+
+    One audit event (``op``, default the message's first word; the caller from ``trailers``;
+    ``reason``; each file's SHA-256 before and after) and the tombstone lines ``stones`` are
+    appended to ``audit/`` just before the commit and committed with the files.
 
     Raises:
         GitStateError, GitError, OSError: as :func:`apply`.
@@ -119,18 +163,49 @@ def apply_texts(
     if all(_unchanged(store, rel, text) for rel, text in texts.items()):
         return  # the same bytes again (a near-duplicate within the same second): no empty commit
     gitio.check_writable(store)  # refused before any file is touched
+    events = [_event_for(store, texts, message, trailers, op, reason)]
+    stones = list(stones or [])
     durable = _contained(texts)  # only record files can be replayed after a crash
     if durable:
-        intent = {"message": message, "files": texts, "trailers": [list(t) for t in trailers]}
+        intent = {
+            "message": message,
+            "files": texts,
+            "trailers": [list(t) for t in trailers],
+            "audit": events,
+            "tombstones": stones,
+        }
         write_atomic(_intent_path(store), json.dumps(intent, ensure_ascii=False).encode("utf-8"))
     try:
-        _replay(store, index, texts, message, trailers=trailers)
+        _replay(store, index, texts, message, trailers=trailers, events=events, stones=stones)
     except GitError as err:
         with contextlib.suppress(FileNotFoundError):
             _intent_path(store).unlink()
         if "nothing was stored" not in str(err):
             err.args = (f"nothing was stored: {err}",)
         raise
+
+
+def _event_for(
+    store: Path,
+    texts: dict[str, str | None],
+    message: str,
+    trailers: gitio.Trailers,
+    op: str | None,
+    reason: str | None,
+) -> dict[str, object]:
+    """Return the audit event of one write: each file's SHA-256 now (before) and after."""
+    hashes = [
+        {
+            "id": Path(str(rel)).stem,
+            "before": audit.file_hash(store / str(rel)),
+            "after": audit.content_hash(None if text is None else str(text).encode("utf-8")),
+        }
+        for rel, text in texts.items()
+    ]
+    who = audit.who_from_trailers(trailers)
+    return audit.event(
+        op or (message.split(maxsplit=1) or ["write"])[0], hashes, who, reason=reason
+    )
 
 
 def _unchanged(store: Path, rel: str, text: str | None) -> bool:
@@ -166,8 +241,14 @@ def _replay(
     *,
     trailers: gitio.Trailers = (),
     recovering: bool = False,
+    events: list[dict[str, object]] | None = None,
+    stones: list[str] | None = None,
 ) -> None:
     """Write the files and commit them; on a git failure put every file back as it was.
+
+    The audit ``events`` and tombstone ``stones`` are appended before the commit and
+    committed with the files (on a replay, only those the logs do not hold yet); on a git
+    failure they are taken out again.
 
     Raises:
         GitError: git failed; the files are as they were before this call.
@@ -177,12 +258,17 @@ def _replay(
     try:
         for rel, text in texts.items():
             _put(store / rel, text.encode("utf-8") if text is not None else None)
-        if not recovering or gitio.changed_since_head(store, list(texts)):
-            gitio.commit(store, list(texts), message, trailers=trailers)
+        paths = list(texts) + audit.append(store, list(events or []), recovering=recovering)
+        if stones:
+            audit.add_tombstones(store, list(stones), recovering=recovering)
+            paths.append(audit.TOMBSTONES)
+        if not recovering or gitio.changed_since_head(store, paths):
+            gitio.commit(store, paths, message, trailers=trailers)
         # else: the interrupted process had committed; a second, empty commit would say nothing
     except GitError:
         for rel, data in before.items():
             _put(store / rel, data)
+        audit.retract(store, list(events or []), list(stones or []))
         raise
     with contextlib.suppress(sqlite3.OperationalError):
         # Busy past the timeout: the next stat scan indexes these files (module docstring).
@@ -219,6 +305,10 @@ def recover(store: Path, index: Index) -> bool:
         texts = intent["files"]
         message = str(intent["message"])
         trailers = _trailers(intent.get("trailers"))
+        events = [e for e in intent.get("audit") or [] if _is_event(e)]
+        if "audit" not in intent and isinstance(texts, dict):  # an intent from before the log
+            events = [_event_for(store, texts, message, trailers, None, None)]
+        stones = [t for t in intent.get("tombstones") or [] if _is_stone(t)]
     except FileNotFoundError:
         return False
     except (ValueError, KeyError, TypeError, OSError):
@@ -239,6 +329,8 @@ def recover(store: Path, index: Index) -> bool:
             message + "\n\n(completed after an interruption)",
             trailers=trailers,
             recovering=True,
+            events=events,
+            stones=stones,
         )
     except GitError as err:
         text = (
@@ -264,3 +356,30 @@ def _trailers(value: object) -> tuple[tuple[str, str], ...]:
         ):
             pairs.append((item[0], item[1]))
     return tuple(pairs)
+
+
+def _is_event(value: object) -> bool:
+    """Whether an intent's audit entry is an event memdir wrote (id, op, month-shaped time)."""
+    if not isinstance(value, dict):
+        return False
+    at = value.get("at")
+    return (
+        isinstance(value.get("id"), str)
+        and isinstance(value.get("op"), str)
+        and isinstance(at, str)
+        and len(at) >= 7
+        and at[:4].isdigit()
+        and at[4] == "-"
+        and at[5:7].isdigit()
+    )
+
+
+def _is_stone(value: object) -> bool:
+    """Whether an intent's tombstone entry is one JSON line with a ``sha256:`` key."""
+    if not isinstance(value, str) or value.count("\n") != 1 or not value.endswith("\n"):
+        return False
+    try:
+        item = json.loads(value)
+    except ValueError:
+        return False
+    return isinstance(item, dict) and str(item.get("key", "")).startswith("sha256:")

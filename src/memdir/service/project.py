@@ -134,7 +134,7 @@ class Synced:
 
 
 def sync(store: Path, *, logs_only: bool = False, caller: Caller | None = None) -> Synced:
-    """Commit the journal, action log and anatomy (and, unless ``logs_only``, hand edits).
+    """Commit the journal, action and audit logs, anatomy (and, unless ``logs_only``, hand edits).
 
     The commit names ``caller`` (default: from this process's environment).
 
@@ -143,7 +143,7 @@ def sync(store: Path, *, logs_only: bool = False, caller: Caller | None = None) 
         LockTimeoutError: another writer held the store.
     """
     manifest.load(store)  # a store from a newer memdir is refused before anything is written
-    folders = ["journal", "actions", anatomy.ANATOMY_JSON, anatomy.ANATOMY_MD]
+    folders = ["journal", "actions", "audit", anatomy.ANATOMY_JSON, anatomy.ANATOMY_MD]
     if not logs_only:
         folders.append("records")
     with store_lock(store, "sync"):

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from memdir.kernel import appendlog, gitio, txn
+from memdir.kernel import appendlog, audit, gitio, txn
 from memdir.kernel.atomic import write_atomic
 from memdir.kernel.errors import GitError, MemdirError, RecordParseError, SecretError
 from memdir.kernel.frontmatter import extra_problem
@@ -142,6 +142,7 @@ def import_lines(
     with store_lock(handle.store, "import", handle.lock_timeout_seconds, queue=handle.lock_queue):
         txn.recover(handle.store, handle.index)
         gitio.check_writable(handle.store)  # a merge in progress, a detached HEAD…: refused
+        live = audit.tombstones(handle.store)
         for number, line in enumerate(lines, 1):
             if not line.strip():
                 continue
@@ -150,6 +151,9 @@ def import_lines(
             except (ValueError, RecursionError, RecordParseError, SecretError) as err:
                 why = err.code if isinstance(err, MemdirError) else "not JSON"
                 result.refused.append({"line": number, "why": why})
+                continue
+            if tombstoned(live, record):
+                result.refused.append({"line": number, "why": "tombstoned"})
                 continue
             target = relative_path(record)
             if (
@@ -171,20 +175,88 @@ def import_lines(
             result.imported += len(batch)
         if result.imported:
             # Only the imported files: a hand edit elsewhere in records/ stays for health.
+            logged = audit_import(handle.store, written, live, trailers)
             try:
                 gitio.commit(
                     handle.store,
-                    written,
+                    written + logged.paths,
                     f"import {result.imported} records (bulk)",
                     trailers=trailers,
                 )
             except GitError as err:
                 _undo(handle, written)  # refused and absent, never failed yet live
+                audit.retract(handle.store, logged.events, logged.stones)
                 err.args = (f"nothing was imported: {err}",)
                 raise
     if result.imported:
         gitio.maintain(handle.store)  # pack the new objects so later commits stay fast
     return result
+
+
+def tombstoned(live: dict[str, Any], record: Any) -> bool:
+    """Whether ``record`` would make a tombstoned value active or candidate again.
+
+    Args:
+        live: :func:`memdir.kernel.audit.tombstones` of the store.
+        record: The :class:`~memdir.kernel.model.Record` about to be written.
+
+    Returns:
+        True when the import must refuse it.
+    """
+    return record.status in ("active", "candidate") and audit.value_key(record.text) in live
+
+
+@dataclass
+class Logged:
+    """What :func:`audit_import` appended: files to commit, and what to retract on failure."""
+
+    paths: list[str] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    stones: list[str] = field(default_factory=list)
+
+
+def audit_import(
+    store: Path, written: list[str], live: dict[str, Any], trailers: gitio.Trailers
+) -> Logged:
+    """Log one ``import`` audit event for ``written`` and tombstone its rejected values.
+
+    Every importer's bulk write ends here, just before its commit, so the audit log and the
+    tombstone ledger see every imported record (hashes and keys only, never text).
+
+    Args:
+        store: The store folder.
+        written: Store-relative record files the import wrote.
+        live: The tombstones read at the start of the import (updated in place).
+        trailers: Who ran the import.
+
+    Returns:
+        :class:`Logged`: the audit files to add to the import's commit.
+
+    Raises:
+        OSError: the audit folder cannot be written.
+    """
+    from memdir.kernel.recordfile import read_canonical
+
+    logged = Logged()
+    if not written:
+        return logged
+    who = audit.who_from_trailers(trailers)
+    hashes = []
+    for rel in written:
+        data = (store / rel).read_bytes()
+        hashes.append({"id": Path(rel).stem, "before": None, "after": audit.content_hash(data)})
+        parsed = read_canonical(data.decode("utf-8", "replace"), Path(rel))
+        if parsed is not None and parsed.record.status == "rejected":
+            key = audit.value_key(parsed.record.text)
+            if key not in live:
+                logged.stones.append(audit.tombstone_line(key, "add", who, parsed.record.id))
+                live[key] = {"record": parsed.record.id}
+    logged.events.append(audit.event("import", hashes, who, count=len(written)))
+    logged.paths = audit.append(store, logged.events)
+    if logged.stones:
+        audit.add_tombstones(store, logged.stones)
+        logged.paths.append(audit.TOMBSTONES)
+    return logged
 
 
 def _write(handle: Handle, records: list[Any]) -> None:
@@ -385,6 +457,7 @@ def import_planned(
         txn.recover(handle.store, handle.index)
         known = _Known(handle)
         evidence = _Evidence(handle, result, trailers)
+        live = audit.tombstones(handle.store)
         for item in items:
             record = item.record
             if record is None and item.evidence is not None:
@@ -414,6 +487,10 @@ def import_planned(
             if rejected is not None:
                 result.note(item.place, f"repeats rejected {rejected}", "refused")
                 continue
+            if tombstoned(live, record):  # a look-alike, or its rejected record was purged
+                held = live[audit.value_key(record.text)].get("record")
+                result.note(item.place, f"repeats rejected {held} (tombstoned value)", "refused")
+                continue
             seen.add(id_key)
             seen.add(text_key)
             amp_id = record.source.get("amp_id")
@@ -432,9 +509,10 @@ def import_planned(
             _write(handle, batch)
         logs = evidence.finish()
         if written or logs:
+            logged = audit_import(handle.store, written, live, trailers)
             gitio.commit(
                 handle.store,
-                written + logs,
+                written + logs + logged.paths,
                 f"import {len(written)} records from {fmt}"
                 + "".join(f", {n} {log} entries" for log, n in result.evidence.items()),
                 trailers=trailers,

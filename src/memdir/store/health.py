@@ -425,6 +425,94 @@ def _proposal_findings(store: Path, report: Report) -> None:
         )
 
 
+def _audit_findings(store: Path, report: Report) -> None:
+    """Check the audit log against the records: each record's current file has an event.
+
+    A record whose current SHA-256 no audit event names as its ``after`` was changed outside
+    memdir (a hand edit, a tool, a copy) or written before the store kept an audit log; it is
+    named as a warning. A store with no audit log at all (made before memdir kept one) gets
+    one line of information instead.
+    """
+    from memdir.kernel import audit
+
+    _tombstone_findings(store, report)
+    events = audit.read(store)
+    records = sorted((store / "records").glob("*/*.md"))
+    if not events:
+        if records:
+            report.findings.append(
+                Finding(
+                    "info",
+                    "audit_log_missing",
+                    f"{len(records)} record(s) predate the audit log (audit/YYYY-MM.jsonl); "
+                    "each change from now on is logged",
+                )
+            )
+        return
+    seen = {
+        str(r.get("after"))
+        for e in events
+        for r in e.get("records") or []
+        if isinstance(r, dict) and r.get("after")
+    }
+    unaudited = [p for p in records if audit.file_hash(p) not in seen]
+    for path in unaudited[:LISTED_LINES]:
+        report.findings.append(
+            Finding(
+                "warning",
+                "unaudited_record",
+                f"{path.stem}: its current content has no audit event (changed outside "
+                "memdir, or written before the audit log existed)",
+                path.relative_to(store).as_posix(),
+                f"memdir audit {path.stem}",
+            )
+        )
+    if len(unaudited) > LISTED_LINES:
+        report.findings.append(
+            Finding(
+                "warning",
+                "unaudited_record",
+                f"{len(unaudited) - LISTED_LINES} more record(s) have no audit event",
+            )
+        )
+
+
+def _tombstone_findings(store: Path, report: Report) -> None:
+    """Name each active or candidate record whose value is tombstoned.
+
+    Every memdir write refuses such a value; one can still arrive by a hand edit or a merge of
+    another machine's store, and is then named here (the owner rejects it again, or lifts the
+    tombstone).
+    """
+    from memdir.kernel import audit
+    from memdir.kernel.recordfile import read_canonical
+
+    live = audit.tombstones(store)
+    if not live:
+        return
+    for path in sorted((store / "records").glob("*/*.md")):
+        rel = path.relative_to(store).as_posix()
+        try:
+            parsed = read_canonical(path.read_text(encoding="utf-8"), Path(rel))
+        except (OSError, UnicodeDecodeError):
+            continue
+        if parsed is None or parsed.record.status not in ("active", "candidate"):
+            continue
+        entry = live.get(audit.value_key(parsed.record.text))
+        if entry is not None:
+            report.findings.append(
+                Finding(
+                    "warning",
+                    "tombstoned_value_active",
+                    f"{parsed.record.id} states a value that was rejected"
+                    + (f" ({entry['record']})" if entry.get("record") else "")
+                    + " and is tombstoned; it arrived outside memdir's write path",
+                    rel,
+                    f"memdir reject {parsed.record.id}, or memdir tombstone lift",
+                )
+            )
+
+
 def _check_read_only(store: Path, index: Index, settings: Any, report: Report) -> Report:
     """Examine a store this process cannot write: every finding, no repair, no write."""
     report.findings.append(
@@ -442,6 +530,7 @@ def _check_read_only(store: Path, index: Index, settings: Any, report: Report) -
         _link_findings(handle, report)
         _git_findings(handle, report)
         _log_findings(store, report)
+        _audit_findings(store, report)
         _proposal_findings(store, report)
         report.counts = index.count_by("status")
     finally:
@@ -512,6 +601,7 @@ def check(store: Path) -> Report:
         _git_findings(handle, report)
         _log_findings(store, report)
         _state_findings(store, report)
+        _audit_findings(store, report)
         _proposal_findings(store, report)
         report.counts = index.count_by("status")
     finally:

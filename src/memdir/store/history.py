@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from memdir.kernel import appendlog, gitio, txn
+from memdir.kernel import appendlog, audit, gitio, txn
 from memdir.kernel.caller import Caller
 from memdir.kernel.errors import NotFoundError, UsageError
 from memdir.kernel.ids import check_id
@@ -114,7 +114,7 @@ class RolledBack:
         return {"rolled_back": self.commit, "paths": self.paths, "kept_logs": self.kept_logs}
 
 
-LOG_DIRS = ("journal/", "actions/", "audit/")
+LOG_DIRS = ("journal/", "actions/", audit.AUDIT_DIR + "/")
 """Append-only evidence (DESIGN §1, §8): rollback never removes or rewrites a line in them.
 
 The one exception is a line an import copied in from another tool (it carries an ``import``
@@ -200,7 +200,8 @@ def rollback(handle: Handle, rev: str, *, yes: bool, caller: Caller | None = Non
         )
         changed = gitio.changed_paths(handle.store, full)
         logs = [rel for rel in changed if rel.startswith(LOG_DIRS)]
-        contents = gitio.revert_contents(handle.store, full, skip=logs)
+        # Append-only logs (the audit log too): a rollback never removes a line from them.
+        contents = gitio.revert_contents(handle.store, full, keep=LOG_DIRS)
         texts = {rel: _as_text(rel, data) for rel, data in contents.items()}
         kept_logs = []
         for rel in logs:

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from memdir.kernel import appendlog, gitio, journal, txn
+from memdir.kernel import appendlog, audit, gitio, journal, txn
 from memdir.kernel.caller import Caller
 from memdir.kernel.errors import GitError, RecordParseError, UsageError
 from memdir.kernel.lifecycle import Handle, load
@@ -490,6 +490,7 @@ def purge(handle: Handle, record_id: str, *, yes: bool, caller: Caller | None = 
         # were, so the purge can simply be run again.
         rewritten = Erasure(record.id)
         _rewrite_history(store, history, rel, needle, rewritten)
+        before = audit.file_hash(store / rel)
         (store / rel).unlink()
         erasure.add("working tree", rel)
         with handle.index.write():
@@ -503,6 +504,10 @@ def purge(handle: Handle, record_id: str, *, yes: bool, caller: Caller | None = 
             if changed_logs
             else []
         )
+        # The audit log and the tombstones hold no text: purge keeps them and logs itself.
+        who = caller.to_json() if caller else {"origin": "owner", "channel": "cli"}
+        hashes = [{"id": record.id, "before": before, "after": None}]
+        tracked.append(audit.record(store, audit.event("purge", hashes, who)))
         gitio.commit(
             store, tracked, purge_message(record.id), trailers=caller.trailers() if caller else ()
         )

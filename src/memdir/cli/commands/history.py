@@ -1,4 +1,4 @@
-"""History commands: log, diff, rollback."""
+"""History commands: log, diff, rollback, audit, tombstone."""
 
 from __future__ import annotations
 
@@ -118,4 +118,67 @@ def _render_rollback(v: dict[str, Any]) -> str:
     return line
 
 
-COMMANDS = [log, diff, rollback]
+@click.command(name="audit")
+@click.argument("record_id", metavar="[ID]", required=False)
+@store_option
+@json_option
+def audit_log(record_id: str | None, store: Path | None, as_json: bool) -> None:
+    """Show the store's mutation audit log, or one record's events, oldest first.
+
+    One event per change (remember, correct, reject, forget, purge, rollback, import,
+    proposals, refusals, tombstone lifts): time, operation, who and through which channel,
+    the reason, and SHA-256 hashes of the record file before and after, never its text.
+    The log is kept in audit/YYYY-MM.jsonl and survives purge.
+
+    \b
+    Example:
+        memdir audit f-01jc9x2k7q4fz2 --json
+    """
+    from memdir.service import trust
+
+    found = trust.events(resolve(store), record_id)
+
+    def render(value: dict[str, Any]) -> str:
+        lines = []
+        for e in value["results"]:
+            ids = ",".join(str(r.get("id")) for r in e.get("records") or []) or "-"
+            who = f"{e.get('origin') or '-'} via {e.get('channel') or '-'}"
+            why = f"  ({e['reason']})" if e.get("reason") else ""
+            lines.append(f"{e.get('at')}  {e.get('op')}  {ids}  {who}{why}")
+        return "\n".join(lines) or "no audit events"
+
+    emit({"results": found}, as_json=as_json, render=render)
+
+
+@click.group()
+def tombstone() -> None:
+    """Rejected-value tombstones: a rejected value is never learned again until lifted."""
+
+
+@tombstone.command(name="lift")
+@click.argument("record_id", metavar="[ID]", required=False)
+@click.option("--text", default=None, help="The value to lift, instead of a rejected record ID.")
+@store_option
+@json_option
+def tombstone_lift(
+    record_id: str | None, text: str | None, store: Path | None, as_json: bool
+) -> None:
+    """Lift the tombstone of a rejected record (or of a value), so it may be written again.
+
+    Only the owner may lift: from a coding agent's shell it is refused (exit 3).
+
+    \b
+    Example:
+        memdir tombstone lift f-01jc9x2k7q4fz2
+    """
+    from memdir.service import trust
+
+    done = trust.lift(resolve(store), record_id=record_id, text=text, caller=cli_caller())
+    emit(
+        done.to_json(),
+        as_json=as_json,
+        render=lambda v: "lifted the tombstone" + (f" of {v['record']}" if v["record"] else ""),
+    )
+
+
+COMMANDS = [log, diff, rollback, audit_log, tombstone]

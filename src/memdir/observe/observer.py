@@ -7,8 +7,8 @@ read, so a line another process is writing waits for the next tick. A file that 
 shrunk or rewritten (``memdir purge``, a ``git checkout`` of an older version, a hand edit: a
 SHA-256 of the bytes just before the saved offset no longer matches) is read again from its
 start; near-duplicate handling makes that idempotent (a turn already distilled adds no
-candidate and no commit). Offsets are saved after every batch, so a killed run loses at most the batch in
-hand, and it is redone.
+candidate and no commit). Offsets are saved after every batch, so a killed run loses at most
+the batch in hand, and it is redone.
 
 Each batch goes to the offline extractor and, when an endpoint is configured, to the LLM. An
 LLM timeout or HTTP error leaves the offset where it was (the batch is retried next tick); a
@@ -261,8 +261,9 @@ def _pass(
             offset = 0
         else:
             offset = int(known.get("offset", 0))
-        entry = state["files"][path.name] = {"offset": offset, "ino": stat.st_ino}
+        entry: dict[str, Any] = {"offset": offset, "ino": stat.st_ino}
         entry["before"] = _fingerprint(path, offset)
+        state["files"][path.name] = entry
         turns, next_offset = _read_file(path, offset)
         done_to = offset
         for batch in _batches(turns):

@@ -713,6 +713,15 @@ def _tree_entries(store: Path, rev: str, paths: list[str]) -> dict[str, str]:
     return found
 
 
+def file_at(store: Path, rev: str, path: str) -> bytes | None:
+    """Return the bytes of ``path`` (relative to the store) in commit ``rev``; ``None`` if absent.
+
+    Raises:
+        GitError: git failed.
+    """
+    return _blob(store, _tree_entries(store, rev, [path]).get(path))
+
+
 def revert_contents(
     store: Path, commit_hash: str, *, keep: tuple[str, ...] = ()
 ) -> dict[str, bytes | None]:

@@ -12,7 +12,9 @@ documented example key survive (case B31). Sources: the token formats published 
 (``AKIA``/``ASIA`` + 16), GitHub (``ghp_``/``gho_``/``ghu_``/``ghs_``/``ghr_``,
 ``github_pat_``), OpenAI/Anthropic (``sk-``, ``sk-ant-``), Slack (``xox?-``), Google (``AIza``),
 Stripe (``sk_live_``/``rk_live_``), GitLab (``glpat-``), npm (``npm_``), PyPI (``pypi-``),
-JWTs, PEM private key blocks, passwords in URLs and ``.env``-style assignments.
+JWTs, PEM private key blocks, passwords in URLs and ``.env``-style assignments, and secrets
+in prose: a secret word, an optional connector ("is", "of", "with"…) and a credential-shaped
+value (``login with password Tr0ub4dor&3``), while "the password reset flow" stays.
 
 Imports: standard library only.
 """

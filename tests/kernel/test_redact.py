@@ -217,6 +217,10 @@ PROSE_TALK = [
     "a password manager like 1Password",
     "the API key is stored in KEYCHAIN_ITEM",
     "the secret of success",
+    "every page is under 18k tokens (ceil(bytes/4)), even a big one",
+    "call getToken() for a fresh token",
+    "send the password reset link to alice@example.com",
+    "the admin password alice@example.com gets the reset link",
     "aws_secret_access_key wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",  # AWS's documented example
 ]
 
@@ -252,8 +256,8 @@ def test_prose_about_a_secret_is_kept(text: str) -> None:
 def test_a_100_kb_scan_stays_linear(text: str) -> None:
     find_secrets("warm up: password is x")  # compile the patterns outside the timing
     took = []
-    for _ in range(3):  # the best of three: a shared machine's pauses are not the scanner's
-        started = time.perf_counter()
+    for _ in range(3):  # CPU time, best of three: other processes' load is not the scanner's
+        started = time.process_time()
         find_secrets(text)
-        took.append(time.perf_counter() - started)
-    assert min(took) < 0.25  # ~0.05 s here; a quadratic pattern takes seconds
+        took.append(time.process_time() - started)
+    assert min(took) < 0.25  # ~0.05 s; a quadratic pattern takes seconds on 100 KB

@@ -14,7 +14,7 @@ documented example key survive (case B31). Sources: the token formats published 
 Stripe (``sk_live_``/``rk_live_``), GitLab (``glpat-``), npm (``npm_``), PyPI (``pypi-``),
 JWTs, PEM private key blocks, passwords in URLs and ``.env``-style assignments, and secrets
 in prose: a secret word, an optional connector ("is", "of", "with"…) and a credential-shaped
-value (``login with password Tr0ub4dor&3``), while "the password reset flow" stays.
+value (``login with password Tr0ub…``), while "the password reset flow" stays.
 
 Imports: standard library only.
 """
@@ -271,8 +271,10 @@ def _secret_value(value: str, *, loose: bool) -> bool:
 _STATING = frozenset({"is", "was", "are", "reads"})
 """Connectors that state a secret's value ("the password is …"): such a value needs only the
 ``loose`` shape. After a bare keyword, "of" or "with" the value must look like a credential."""
-_STRONG = re.compile(r"[!@#$%^&*+=?~|<>{}\[\]()\\]")
-"""Symbols that rarely join ordinary words (``-``, ``_``, ``.``, ``/`` do: ``key-value``)."""
+_STRONG = re.compile(r"[!@#$%^&*+=?~|\\]")
+"""Symbols that rarely join ordinary words (``-``, ``_``, ``.``, ``/`` do: ``key-value``;
+brackets do in code and prose: ``getToken()``, ``(ceil(bytes/4))``)."""
+_EMAIL = re.compile(r"^[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,8}$")
 _DIGIT = re.compile(r"\d")
 
 
@@ -291,6 +293,8 @@ def _credential_shaped(value: str) -> bool:
     symbols = _STRONG.search(value) is not None
     if not ((len(value) >= 8 and (digits or symbols)) or (digits and symbols)):
         return False  # the cheap test first: a scan of long prose meets many plain words
+    if value[0] in "([{<" or _EMAIL.match(value):
+        return False
     return any(c.isalpha() for c in value) and _secret_value(value, loose=False)
 
 

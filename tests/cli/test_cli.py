@@ -74,8 +74,8 @@ def test_correct_reject_forget_graph_log_diff(store: Path) -> None:
         (["get", "f-0000000000zzzz"], 4, "not_found"),
         (["get", "../../x"], 2, "usage"),
         (["remember", "key sk-proj-EXAMPLE000000000000000000000000"], 3, "secret"),
-        (["remember", "x", "--origin", "untrusted"], 3, "provenance"),
-        (["remember", "x", "--origin", "system"], 3, "provenance"),
+        (["remember", "x", "--origin", "untrusted"], 2, "usage"),  # not offered: always refused
+        (["remember", "x", "--origin", "system"], 2, "usage"),
         (["remember", "x", "--kind", "gossip"], 2, "usage"),
         (["rollback", "HEAD"], 2, "usage"),
         (["purge", "f-0000000000zzzz"], 2, "usage"),
@@ -90,6 +90,20 @@ def test_errors_exit_with_their_code_and_json_error_shape(
     assert doc["error"]["code"] == slug
     assert doc["error"]["message"]
     assert "sk-proj-EXAMPLE" not in doc["error"]["message"]
+
+
+def test_remember_offers_only_the_origins_it_accepts(store: Path) -> None:
+    shown = run_cli("remember", "--help").stdout
+    assert "[owner|agent]" in shown and "untrusted" not in shown
+    assert _json(["remember", "Lowered by hand", "--origin", "agent"])["origin"] == "agent"
+
+
+def test_forget_needs_no_reason_and_reject_still_does(store: Path) -> None:
+    first = _json(["remember", "The queue is RabbitMQ"])["id"]
+    forgotten = _json(["forget", first])
+    assert forgotten["status"] == "forgotten" and forgotten["reason"] is None
+    second = _json(["remember", "The queue is Kafka"])["id"]
+    assert _json(["reject", second], 2)["error"]["code"] == "usage"
 
 
 def test_errors_without_json_go_to_stderr_prefixed_memdir(store: Path) -> None:
@@ -170,6 +184,11 @@ def test_journal_and_search_return_turn_references(store: Path) -> None:
     hit = found["results"][0]
     assert (hit["session"], hit["who"], hit["line"]) == ("s1", "user", 1)
     assert hit["text"] == "we decided to use SQLite for the index"
+    size = (store / ref["file"]).stat().st_size
+    second = run_cli("journal", "user", "and the cache is Redis", "--session", "s1")
+    assert second.stdout.strip() == f"{ref['file']}@byte {size}"  # a byte offset, labelled
+    listed = run_cli("search", "cache Redis").stdout
+    assert listed.startswith(f"{ref['file']}:2  ")  # a line number
 
 
 def test_journal_redacts_secrets_before_writing(store: Path) -> None:

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+import site
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 
 def test_the_demo_replays_two_sessions_and_a_correction() -> None:
@@ -54,3 +58,32 @@ def test_the_demo_accepts_another_project(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["steps"]
     assert not any((tmp_path / "other").glob(".memdir"))  # the original is never touched
+
+
+@pytest.mark.slow
+def test_the_demo_leaves_the_persons_home_byte_for_byte(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    config = home / ".claude.json"
+    original = b'{\n  "numStartups": 3,\n  "projects": {"/elsewhere": {"mcpServers": {}}}\n}\n'
+    config.write_bytes(original)
+    env = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_CONFIG_DIR", "MEMDIR_HOME")}
+    env.update(HOME=str(home), PYTHONUSERBASE=site.getuserbase())
+    done = subprocess.run(
+        [sys.executable, "-m", "memdir", "demo"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    assert config.read_bytes() == original  # the local MCP entry went into the demo's own home
+    assert sorted(p.name for p in home.iterdir()) == [".claude.json"]
+    # and the demo still did its job: stored, recalled, corrected and showed the history
+    out = done.stdout
+    assert "memdir stored r-" in out
+    assert "$ memdir install --host claude-code" in out and ".claude.json: MCP server" in out
+    assert "$ memdir correct r-" in out and "supersedes" in out
+    assert "$ memdir recall 'before committing'" in out and "linter" in out
+    assert "$ memdir log -n 5" in out and "$ memdir diff r-" in out

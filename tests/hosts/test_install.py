@@ -494,14 +494,32 @@ def test_hosts_lists_every_host_and_what_it_lacks() -> None:
     assert not rows["cursor"]["installable"]
 
 
+def test_hosts_names_each_file_once_and_labels_project_files(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shown = run_cli("hosts").stdout
+    assert "    default:  .gemini/settings.json, GEMINI.md (project files: " in shown
+    assert ".gemini/settings.json, .gemini/settings.json" not in shown
+    assert "    personal: .claude/settings.local.json, ~/.claude.json, CLAUDE.local.md" in shown
+    monkeypatch.chdir(project)
+    done = run_cli("install", "--host", "gemini")
+    assert done.exit_code == 0, done.stderr
+    assert "(project files: Gemini CLI has no personal project scope)" in done.stdout
+    assert "(personal files)" not in done.stdout
+
+
 def test_a_refused_install_creates_nothing(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(project)
     exclude = (project / ".git" / "info" / "exclude").read_bytes()
     before = sorted(p.name for p in project.iterdir())
     refused = run_cli("install", "--host", "cursor")
     assert refused.exit_code == 2
-    assert "cannot install into Cursor yet" in refused.stderr
+    assert "cannot install Cursor: memdir has no Cursor adapter yet" in refused.stderr
     assert sorted(p.name for p in project.iterdir()) == before
+    unwired = run_cli("uninstall", "--host", "cursor")
+    assert unwired.exit_code == 2
+    assert "cannot uninstall Cursor: memdir has no Cursor adapter" in unwired.stderr
+    assert "install into" not in unwired.stderr
     assert (project / ".git" / "info" / "exclude").read_bytes() == exclude
     missing = run_cli("install", "--host", "claude-code", "--dir", str(project / "no" / "such"))
     assert missing.exit_code == 2
@@ -566,6 +584,24 @@ def test_doctor_finds_wiring_a_host_dropped_and_says_how_to_repair(
     asked = checks["asked the host"]
     assert asked["ok"] is None and "not on PATH" in asked["detail"]
     assert report["results"][0]["ok"] is False
+
+
+def test_doctor_that_could_not_ask_the_host_says_so_and_exits_0(
+    project: Path, no_memdir_on_path: None
+) -> None:
+    assert shutil.which("claude") is None
+    _install(project, "claude-code")  # personal: hooks run this interpreter by absolute path
+    code, report = _doctor(project)
+    checks = {c["check"]: c for c in report["results"][0]["checks"]}
+    assert checks["command"]["ok"] is True and checks["hooks"]["ok"] is True
+    assert checks["asked the host"]["ok"] is None  # not a pass ...
+    assert report["results"][0]["ok"] is None and code == 0  # ... nor a definite failure
+    human = run_cli("doctor", "--dir", str(project))
+    assert human.exit_code == 0
+    assert "Claude Code (personal install): UNKNOWN: could not ask the host" in human.stdout
+    assert "could not ask Claude Code: `claude` is not on PATH" in human.stdout
+    assert "fix: put `claude` on PATH and run `memdir doctor` again" in human.stdout
+    assert ": works" not in human.stdout
 
 
 def test_doctor_reports_nothing_installed(project: Path) -> None:

@@ -481,6 +481,9 @@ def test_health_names_waiting_proposals_and_decided_ones_leave_the_queue(store: 
     memory.proposal_decline(store, proposal.id, "still true", caller=OWNER)
     assert "proposals_pending" not in {f.code for f in service.health(store).findings}
     decided = json.loads((store / "proposals" / "decided" / f"{proposal.id}.json").read_text())
-    assert (decided["status"], decided["outcome"]) == ("declined", "still true")
+    assert (decided["status"], decided["outcome"]) == (
+        "declined",
+        "declined by the owner: still true",
+    )
     assert not (store / "proposals" / f"{proposal.id}.json").exists()
     assert git(store, "status", "--porcelain") == ""

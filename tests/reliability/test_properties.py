@@ -614,7 +614,7 @@ def test_any_cli_arguments_exit_with_a_documented_code_and_no_traceback(
         result.exception
     )
     assert "Traceback" not in result.output
-    if as_json and result.exit_code != 2 and args[0] != "export":
+    if as_json and result.exit_code != 2:
         answer = json.loads(result.stdout)
         assert isinstance(answer, dict)
         if result.exit_code:

@@ -72,3 +72,23 @@ def test_import_never_overwrites_a_file_on_disk_nor_commits_hand_edits(
     status = git(store, "status", "--porcelain")
     assert hand.name in status and broken.name in status  # both still for the person to decide
     assert "AKIAZZZZ" not in "".join(p.read_text() for p in (store / "records").rglob("*.md"))
+
+
+def test_export_json_prints_one_document_and_plain_export_stays_json_lines(
+    store: Path, tmp_path: Path
+) -> None:
+    first = service.remember(store, "Deploys go out on Tuesdays", kind="rule").record
+    service.remember(store, "The queue is Kafka")
+    lines = _export()
+    assert len(lines) == 2  # without --json: one record per line
+    whole = run_cli("export", "--json")
+    assert whole.exit_code == 0, whole.output
+    doc = json.loads(whole.stdout)  # one JSON document, the `list` shape
+    assert [r["id"] for r in doc["results"]] == [r["id"] for r in lines]
+    assert first.id in {r["id"] for r in doc["results"]}
+    dump = tmp_path / "out.jsonl"
+    written = run_cli("export", "-o", str(dump), "--json")
+    assert json.loads(written.stdout) == {"exported": 2, "path": str(dump)}
+    assert [json.loads(line)["id"] for line in dump.read_text().splitlines()] == [
+        r["id"] for r in lines
+    ]

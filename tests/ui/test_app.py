@@ -14,6 +14,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from memdir import service
+from memdir.kernel.caller import Caller
 from memdir.service import memory
 from memdir.ui.app import cookie_name, create_app
 from tests.ui.conftest import Seeded
@@ -289,6 +290,24 @@ def test_a_proposal_is_accepted_or_declined_as_the_owner(seeded: Seeded) -> None
     assert memory.proposals_pending(seeded.store) == []
     again = c.post("/review", data=form, headers=ORIGIN)
     assert again.status_code == 400 and "already accepted" in again.text
+
+
+def test_an_obsolete_proposal_is_shown_as_such_and_cannot_be_accepted(seeded: Seeded) -> None:
+    c = client(seeded.store)
+    agent = Caller("agent", "mcp", host="claude-code")
+    stale = service.forget(seeded.store, seeded.fact, "old version", caller=agent).proposal
+    assert stale is not None
+    page = c.get("/review").text
+    assert "Obsolete:" not in page  # both still apply
+    assert c.post(
+        "/review", data={"id": seeded.proposal, "action": "accept"}, headers=ORIGIN
+    ).is_redirect
+    page = c.get("/review").text
+    assert f"Obsolete: {seeded.fact} was superseded by" in page and stale.id in page
+    before = commits(seeded.store)
+    r = c.post("/review", data={"id": stale.id, "action": "accept"}, headers=ORIGIN)
+    assert r.status_code == 409 and "is obsolete and cannot be accepted" in r.text
+    assert commits(seeded.store) == before
 
 
 def test_accepting_a_belief_that_is_no_candidate_is_refused(seeded: Seeded) -> None:

@@ -169,8 +169,9 @@ def _cannot_ask(spec: HostSpec) -> dict[str, Any]:
     return _check(
         "asked the host",
         None,
-        f"cannot ask {spec.title}: `{spec.binary}` is not on PATH, so whether it runs memdir's "
-        "hooks and reaches its server is unknown",
+        f"could not ask {spec.title}: `{spec.binary}` is not on PATH, so whether it runs "
+        "memdir's hooks and reaches its server is unknown (not a pass)",
+        f"put `{spec.binary}` on PATH and run `memdir doctor` again",
     )
 
 

@@ -553,7 +553,7 @@ def plan(spec: HostSpec, project: Path, store: Path, *, remove: bool, shared: bo
         UsageError: the host has no installer yet.
         ConfigError: a config file cannot be read (it is left unchanged).
     """
-    check_installable(spec)
+    check_installable(spec, remove=remove)
     record = read_record(store, spec, project)
     plan_ = Plan(spec.name, project, shared=shared, record=record)
     created_keys: dict[str, list[str]] = dict(record.get("created_keys", {}))
@@ -784,14 +784,17 @@ def _exclude_change(
     return Change(path, before, after, note, ".git/info/exclude")
 
 
-def check_installable(spec: HostSpec) -> None:
+def check_installable(spec: HostSpec, *, remove: bool = False) -> None:
     """Raise unless memdir has an installer for ``spec``'s host.
 
     Raises:
         UsageError: the host is only listed (its hook format is documented in docs/hosts.md).
     """
     if not spec.installable:
-        raise UsageError(f"cannot install into {spec.title} yet ({spec.notes})")
+        verb = "uninstall" if remove else "install"
+        raise UsageError(
+            f"cannot {verb} {spec.title}: memdir has no {spec.title} adapter yet ({spec.notes})"
+        )
 
 
 def _is_empty(data: bytes) -> bool:

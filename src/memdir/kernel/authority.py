@@ -17,7 +17,15 @@ A proposal file (JSON, one object)::
 
     {"id": "prop-01m8njn1qx1zh6", "op": "reject", "record": "f-01m8…", "text": null,
      "reason": "…", "by": {"origin": "agent", "channel": "mcp", "host": null, "session": null},
-     "created_at": "…", "status": "pending", "decided_at": null, "outcome": null}
+     "created_at": "…", "status": "pending", "decided_at": null, "outcome": null,
+     "against": {"status": "active", "updated_at": "…", "text_sha256": "…"}}
+
+``against`` is the target record's state when the agent proposed: a proposal whose record has
+since been superseded, rejected, forgotten, purged or reworded is *obsolete*
+(:func:`obsolete`): review shows why (and the successor), it cannot be accepted, only
+dismissed (declined). Accepting a proposal is one commit holding the change and the proposal's
+move to ``decided/`` (:func:`memdir.kernel.lifecycle.accept_proposal`), so one rollback undoes
+both.
 
 It holds the proposed text (for ``correct``) and the agent's reason, never the owner's
 record text. A decided proposal moves to ``proposals/decided/<id>.json`` (status, time and
@@ -29,6 +37,7 @@ Imports: standard library only.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -41,7 +50,7 @@ from memdir.kernel.atomic import write_atomic
 from memdir.kernel.caller import PROPOSAL_TRAILER, Caller
 from memdir.kernel.clock import now_iso
 from memdir.kernel.errors import AuthorityError, NotFoundError, UsageError
-from memdir.kernel.model import Record
+from memdir.kernel.model import TRANSITIONS, Record
 
 PROPOSALS_DIR = "proposals"
 DECIDED_DIR = "proposals/decided"
@@ -63,6 +72,16 @@ def owned_by_owner(record: Record) -> bool:
 def is_proposal_id(value: str) -> bool:
     """Whether ``value`` looks like a proposal id (``prop-`` and 14 base32 characters)."""
     return bool(PROPOSAL_ID.match(value))
+
+
+def looks_like_proposal(value: str) -> bool:
+    """Whether the person meant a proposal (``prop-…``), well formed or not."""
+    return value.strip().lower().startswith(PROPOSAL_PREFIX)
+
+
+def text_hash(text: str) -> str:
+    """Return the SHA-256 (hex) of a record's text: what a proposal was made against."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 # --- refusals --------------------------------------------------------------------------------
@@ -147,6 +166,7 @@ class Proposal:
     status: str = "pending"  # pending | accepted | declined
     decided_at: str | None = None
     outcome: str | None = None  # accepted: what was done; declined: the owner's reason
+    against: dict[str, str] | None = None  # the record's status, updated_at, text_sha256 then
 
     @property
     def path(self) -> str:
@@ -167,6 +187,7 @@ class Proposal:
             "status": self.status,
             "decided_at": self.decided_at,
             "outcome": self.outcome,
+            "against": self.against,
         }
 
     @classmethod
@@ -194,6 +215,7 @@ class Proposal:
                 status=str(value.get("status") or "pending"),
                 decided_at=_optional(value.get("decided_at")),
                 outcome=_optional(value.get("outcome")),
+                against=_against(value.get("against")),
             )
         except (KeyError, TypeError) as exc:
             raise UsageError(f"not a memdir proposal: missing or bad field {exc}") from exc
@@ -204,6 +226,56 @@ class Proposal:
 
 def _optional(value: Any) -> str | None:
     return None if value is None else str(value)
+
+
+def _against(value: Any) -> dict[str, str] | None:
+    if not isinstance(value, dict):
+        return None
+    return {str(k): str(v) for k, v in value.items() if isinstance(v, str)}
+
+
+@dataclass(frozen=True, slots=True)
+class Obsolete:
+    """Why a pending proposal no longer applies to its record, and the record's successor."""
+
+    reason: str  # one line: "f-… was superseded by f-… since this was proposed"
+    successor: str | None = None  # the record that replaced the target, if any
+
+    def to_json(self) -> dict[str, str | None]:
+        """Return ``{"reason": …, "successor": … | null}``."""
+        return {"reason": self.reason, "successor": self.successor}
+
+
+def obsolete(proposal: Proposal, record: Record | None) -> Obsolete | None:
+    """Return why ``proposal`` no longer applies to ``record`` (its target now), or ``None``.
+
+    Args:
+        proposal: A pending proposal.
+        record: Its target record read fresh, or ``None`` when the record is gone (purged).
+
+    Returns:
+        ``None`` when the proposal can still be applied as proposed; else an :class:`Obsolete`
+        naming what happened: superseded (with the successor), rejected, forgotten, gone, or
+        its text changed since (a different ``text_sha256`` than the proposal recorded).
+    """
+    rid = proposal.record
+    if record is None:
+        return Obsolete(f"{rid} no longer exists (it was purged)")
+    if record.status == "superseded":
+        return Obsolete(
+            f"{rid} was superseded by {record.superseded_by} since this was proposed",
+            record.superseded_by,
+        )
+    allowed = {"correct": ("active", "candidate")}.get(proposal.op)
+    target = {"reject": "rejected", "forget": "forgotten"}.get(proposal.op, "")
+    if allowed is not None and record.status not in allowed:
+        return Obsolete(f"{rid} is {record.status} now")
+    if allowed is None and target not in TRANSITIONS.get(record.status, frozenset()):
+        return Obsolete(f"{rid} is {record.status} now")
+    then = (proposal.against or {}).get("text_sha256")
+    if then and then != text_hash(record.text):
+        return Obsolete(f"{rid}'s text changed since this was proposed (now {record.text!r})")
+    return None
 
 
 def _mint() -> str:
@@ -241,7 +313,12 @@ def propose(
             caller.origin,
         ):
             return existing
-    proposal = Proposal(_mint(), op, record.id, text, reason, caller, now_iso())
+    against = {
+        "status": record.status,
+        "updated_at": record.updated_at,
+        "text_sha256": text_hash(record.text),
+    }
+    proposal = Proposal(_mint(), op, record.id, text, reason, caller, now_iso(), against=against)
     while (store / proposal.path).exists():
         proposal = replace(proposal, id=_mint())
     _write(store, proposal)
@@ -278,10 +355,12 @@ def load(store: Path, proposal_id: str) -> Proposal:
     """Return one proposal.
 
     Raises:
-        NotFoundError: no such proposal.
-        UsageError: the id is malformed, or the file is not a proposal.
+        NotFoundError: no such proposal (also for a ``prop-…`` id of the wrong shape).
+        UsageError: the id is not a proposal id at all, or the file is not a proposal.
     """
     if not is_proposal_id(proposal_id):
+        if looks_like_proposal(proposal_id):
+            raise NotFoundError(f"no proposal {proposal_id!r}; see `memdir review`")
         raise UsageError(f"{proposal_id!r} is not a proposal id (prop-…); see `memdir review`")
     path = store / PROPOSALS_DIR / f"{proposal_id}.json"
     if not path.exists():
@@ -316,6 +395,30 @@ def pending(store: Path) -> list[Proposal]:
             found.append(proposal)
     found.sort(key=lambda p: (p.created_at, p.id))
     return found
+
+
+def decided_files(proposal: Proposal, outcome: str) -> tuple[Proposal, dict[str, str | None]]:
+    """Return ``proposal`` accepted with ``outcome``, and the file moves that record it.
+
+    The moves (``proposals/<id>.json`` removed, ``proposals/decided/<id>.json`` written) go in
+    the same :func:`memdir.kernel.txn.apply` as the accepted change, so they are one commit.
+    """
+    done = replace(proposal, status="accepted", decided_at=now_iso(), outcome=outcome)
+    data = json.dumps(done.to_json(), ensure_ascii=False, indent=2) + "\n"
+    return done, {proposal.path: None, done.path: data}
+
+
+def drop_for(store: Path, record_id: str) -> list[str]:
+    """Delete the pending proposals about ``record_id`` (purged); return their paths.
+
+    The caller holds the store lock and commits the returned paths.
+    """
+    gone = []
+    for proposal in pending(store):
+        if proposal.record == record_id:
+            (store / proposal.path).unlink(missing_ok=True)
+            gone.append(proposal.path)
+    return gone
 
 
 def decide(store: Path, proposal: Proposal, status: str, caller: Caller, outcome: str) -> Proposal:

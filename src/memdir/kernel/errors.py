@@ -14,6 +14,7 @@ into exit codes and messages, in one place. Exit codes are DESIGN §9's::
     ├── NotFoundError           exit 4   code "not_found"
     │   └── StoreNotFoundError  exit 1   code "no_store"      (an error, not a lookup)
     ├── StoreLayoutError                 code "store_layout"  a store folder links outside it
+    ├── ObsoleteProposalError            code "proposal_obsolete" its record changed since
     ├── RecordParseError                 code "parse_error"
     ├── LockTimeoutError                 code "lock_timeout"
     ├── GitError                         code "git_error"
@@ -105,6 +106,16 @@ class StoreLayoutError(MemdirError):
     """One of the store's own folders or files is a symlink leading out of the store."""
 
     code = "store_layout"
+
+
+class ObsoleteProposalError(MemdirError):
+    """A proposal's record changed since the agent proposed (exit 1: an error, not a refusal).
+
+    Not a policy refusal: the change was never judged; it no longer applies to the record as it
+    is (superseded, rejected, forgotten, purged or reworded). The owner dismisses it.
+    """
+
+    code = "proposal_obsolete"
 
 
 class RecordParseError(MemdirError):

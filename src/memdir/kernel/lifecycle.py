@@ -37,11 +37,12 @@ from typing import Any
 
 from memdir.kernel import audit, authority, txn
 from memdir.kernel.authority import Proposal
-from memdir.kernel.caller import Caller
+from memdir.kernel.caller import PROPOSAL_TRAILER, Caller
 from memdir.kernel.clock import now_iso, today_iso
 from memdir.kernel.errors import (
     AuthorityError,
     NotFoundError,
+    ObsoleteProposalError,
     ProvenanceError,
     RecordParseError,
     RejectedBeliefError,
@@ -527,46 +528,17 @@ def _correct_locked(
     handle: Handle, record_id: str, text: str, reason: str | None, caller: Caller
 ) -> Written:
     """:func:`correct`'s body; the caller holds the store lock and has cleaned the input."""
-    origin, channel, session = caller.origin, caller.channel, caller.session
+    origin, channel = caller.origin, caller.channel
     old, rel = load(handle, record_id)
     if old.status not in ("active", "candidate"):
         hint = f"; correct {old.superseded_by} instead" if old.superseded_by else ""
         raise TransitionError(f"cannot correct {old.id}: it is {old.status}{hint}")
     if normalized_text(text) == normalized_text(old.text):
         raise UsageError(f"the new text is the same as {old.id}'s")
-    lifted = audit.lifted(handle.store)
-    for _, doc in find_similar(handle.index, text, handle.manifest.near_duplicate, ("rejected",)):
-        if audit.value_key(doc["text"]) in lifted:
-            continue
-        raise RejectedBeliefError(f"refused: the correction repeats rejected {doc['id']}")
-    stone = audit.tombstone_for(handle.store, text)
-    if stone is not None:
-        raise RejectedBeliefError(audit.refusal(stone))
+    _check_not_rejected(handle, text)
     if not caller.is_owner and authority.owned_by_owner(old):
         return _proposed(handle, "correct", old, caller, text=text, reason=reason)
-    now = now_iso()
-    new = Record(
-        id=mint_id(old.kind),
-        kind=old.kind,
-        text=text,
-        status="active",
-        origin=origin,
-        importance=old.importance,
-        confidence=old.confidence,
-        aliases=old.aliases,
-        tags=old.tags,
-        links=old.links,
-        supersedes=old.id,
-        created_at=now,
-        updated_at=now,
-        observed_at=today_iso(),
-        source={"channel": channel, "session": session, "journal": None},
-        scope=old.scope,
-        reason=reason,
-    )
-    retired = dataclasses.replace(
-        old, status="superseded", superseded_by=new.id, reason=reason, updated_at=now
-    )
+    new, retired = _corrected(old, text, reason, caller)
     txn.apply(
         handle.store,
         handle.index,
@@ -578,6 +550,143 @@ def _correct_locked(
     return Written(
         new, created=True, changed=True, previous=retired, note=f"{new.id} supersedes {old.id}"
     )
+
+
+def _check_not_rejected(handle: Handle, text: str) -> None:
+    """Refuse a correction's text that repeats a rejected or tombstoned belief.
+
+    Raises:
+        RejectedBeliefError: it does.
+    """
+    lifted = audit.lifted(handle.store)
+    for _, doc in find_similar(handle.index, text, handle.manifest.near_duplicate, ("rejected",)):
+        if audit.value_key(doc["text"]) in lifted:
+            continue
+        raise RejectedBeliefError(f"refused: the correction repeats rejected {doc['id']}")
+    stone = audit.tombstone_for(handle.store, text)
+    if stone is not None:
+        raise RejectedBeliefError(audit.refusal(stone))
+
+
+def _corrected(old: Record, text: str, reason: str | None, caller: Caller) -> tuple[Record, Record]:
+    """Return the correcting record and ``old`` superseded by it (nothing is written)."""
+    now = now_iso()
+    new = Record(
+        id=mint_id(old.kind),
+        kind=old.kind,
+        text=text,
+        status="active",
+        origin=caller.origin,
+        importance=old.importance,
+        confidence=old.confidence,
+        aliases=old.aliases,
+        tags=old.tags,
+        links=old.links,
+        supersedes=old.id,
+        created_at=now,
+        updated_at=now,
+        observed_at=today_iso(),
+        source={"channel": caller.channel, "session": caller.session, "journal": None},
+        scope=old.scope,
+        reason=reason,
+    )
+    retired = dataclasses.replace(
+        old, status="superseded", superseded_by=new.id, reason=reason, updated_at=now
+    )
+    return new, retired
+
+
+def proposal_state(handle: Handle, proposal: Proposal) -> authority.Obsolete | None:
+    """Return why ``proposal`` no longer applies to its record now, or ``None`` if it does.
+
+    Raises:
+        RecordParseError: the record's file cannot be read.
+    """
+    try:
+        record, _ = load(handle, proposal.record)
+    except NotFoundError:
+        record = None
+    return authority.obsolete(proposal, record)
+
+
+def accept_proposal(handle: Handle, proposal_id: str, caller: Caller) -> tuple[Written, Proposal]:
+    """Apply a pending proposal as the owner: ONE commit holds the change and the decision.
+
+    The commit writes the record change (correct: the new record and the superseded one;
+    reject/forget: the record's new status) and moves ``proposals/<id>.json`` to
+    ``proposals/decided/<id>.json``, through :func:`memdir.kernel.txn.apply`'s intent, so a
+    kill never leaves one without the other and ``memdir rollback`` of that commit puts the
+    record back and the proposal back to pending together. Its message is the change's
+    (``correct A -> B: <reason> (proposal prop-… by …, accepted by the owner)``) and it carries
+    the proposal trailer.
+
+    Returns:
+        The :class:`Written` change and the proposal as decided (``outcome``: what was done).
+
+    Raises:
+        AuthorityError: ``caller`` is not the owner.
+        NotFoundError: no such proposal.
+        UsageError: it was already decided.
+        ObsoleteProposalError: its record was superseded, rejected, forgotten, purged or
+            reworded since it was proposed; the message says what and how to dismiss it.
+        RejectedBeliefError: a proposed correction repeats a belief rejected since.
+        LockTimeoutError, GitError, OSError: from the write (nothing is half-done).
+    """
+    if not caller.is_owner:
+        raise AuthorityError("refused: only the owner decides a proposal, in `memdir review`")
+    with store_lock(handle.store, "review", handle.lock_timeout_seconds, queue=handle.lock_queue):
+        txn.recover(handle.store, handle.index)
+        proposal = authority.load(handle.store, proposal_id)
+        if proposal.status != "pending":
+            raise UsageError(f"{proposal.id} was already {proposal.status} ({proposal.decided_at})")
+        stale = proposal_state(handle, proposal)
+        if stale is not None:
+            then = f" ({proposal.id}'s successor is {stale.successor})" if stale.successor else ""
+            raise ObsoleteProposalError(
+                f"{proposal.id} is obsolete and cannot be accepted: {stale.reason}{then}. "
+                "This is not a refusal: the change no longer applies to the record as it is. "
+                f"Dismiss it with `memdir review --dismiss {proposal.id}`"
+                + (
+                    f"; to change {stale.successor}, use `memdir correct {stale.successor}`"
+                    if stale.successor
+                    else ""
+                )
+            )
+        old, rel = load(handle, proposal.record)
+        said = f"{proposal.reason or proposal.op} (proposal {proposal.id} by the "
+        said += f"{proposal.by.describe()}, accepted by the owner)"
+        reason = clean_reason(said)
+        origin, channel = caller.origin, caller.channel
+        if proposal.op == "correct":
+            text = clean_text(proposal.text or "")
+            check_text(text)
+            _check_not_rejected(handle, text)
+            new, retired = _corrected(old, text, reason, caller)
+            changes = [txn.Change(relative_path(new), new), txn.Change(rel, retired)]
+            message = _message(
+                "correct", f"{old.id} -> {new.id}", reason, origin=origin, channel=channel
+            )
+            written = Written(
+                new, True, True, previous=retired, note=f"{new.id} supersedes {old.id}"
+            )
+        else:
+            status = "rejected" if proposal.op == "reject" else "forgotten"
+            new = dataclasses.replace(old, status=status, reason=reason, updated_at=now_iso())
+            changes = [txn.Change(rel, new)]
+            message = _message(proposal.op, old.id, reason, origin=origin, channel=channel)
+            written = Written(new, False, True, note=f"{proposal.op}: {old.id} is now {status}")
+        done, files = authority.decided_files(proposal, f"accepted by the owner: {written.note}")
+        txn.apply(
+            handle.store,
+            handle.index,
+            changes,
+            message,
+            trailers=(*caller.trailers(), (PROPOSAL_TRAILER, proposal.id)),
+            op=proposal.op,
+            reason=reason,
+            files=files,
+        )
+        return written, done
 
 
 def update(

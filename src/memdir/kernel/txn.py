@@ -27,7 +27,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import sqlite3
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,14 +43,23 @@ from memdir.kernel.recordfile import dump, read_canonical
 
 INTENT_NAME = "intent.json"
 REFUSED_INTENT_NAME = "intent.refused.json"
+_PROPOSAL_FILE = re.compile(r"^proposals/(decided/)?prop-[0-9a-hjkmnp-tv-z]{14}\.json$")
+"""A proposal's file (:mod:`memdir.kernel.authority`): accepting one moves it in the same write."""
 
 
 def _contained(texts: object) -> bool:
-    """Whether an intent's files are all record files: ``records/<kind>/<name>.md``."""
+    """Whether an intent's files are all records or proposals memdir writes.
+
+    Record files are ``records/<kind>/<name>.md``; proposal files
+    ``proposals/[decided/]prop-….json``.
+    """
     if not isinstance(texts, dict):
         return False
     for rel, text in texts.items():
         parts = rel.split("/") if isinstance(rel, str) else []
+        proposal = isinstance(rel, str) and _PROPOSAL_FILE.match(rel)
+        if proposal and (text is None or isinstance(text, str)):
+            continue
         if (
             len(parts) != 3
             or parts[0] != "records"
@@ -81,6 +92,7 @@ def apply(
     trailers: gitio.Trailers = (),
     op: str | None = None,
     reason: str | None = None,
+    files: Mapping[str, str | None] | None = None,
 ) -> None:
     """Write ``changes`` as one commit and index them; the caller holds the store lock.
 
@@ -99,6 +111,8 @@ def apply(
             the commit message; a replay by :func:`recover` keeps them.
         op: The audit event's operation (default: the message's first word).
         reason: The audit event's reason.
+        files: Proposal files (``proposals/…``: text, or ``None`` to delete) written in the
+            same commit, e.g. an accepted proposal's move to ``decided/``.
 
     Raises:
         RejectedBeliefError: a new or changed text repeats a tombstoned value (nothing is
@@ -112,6 +126,7 @@ def apply(
     """
     gitio.git_path()  # fail before touching anything when git is missing
     texts = {c.path: (dump(c.record) if c.record is not None else None) for c in changes}
+    texts.update(files or {})
     who = audit.who_from_trailers(trailers)
     stones = []
     live = audit.tombstones(store)

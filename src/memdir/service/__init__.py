@@ -137,8 +137,8 @@ def reject(store: Path, record_id: str, reason: str, **options: Any) -> Written:
         )
 
 
-def forget(store: Path, record_id: str, reason: str, **options: Any) -> Written:
-    """Retire a belief; its file and history stay."""
+def forget(store: Path, record_id: str, reason: str | None = None, **options: Any) -> Written:
+    """Retire a belief; its file and history stay; ``reason`` may be None (none given)."""
     with opened(store) as handle:
         return lifecycle.set_status(
             handle, record_id, "forgotten", reason=reason, op="forget", **options

@@ -127,14 +127,23 @@ def proposals_pending(store: Path) -> list[dict[str, Any]]:
     """Return the proposals awaiting the owner, oldest first, each with its record's state.
 
     Each item is the proposal's JSON plus ``current``: the target record's ``text`` and
-    ``status`` now (``None`` when the record is gone).
+    ``status`` now (``None`` when the record is gone), and ``obsolete``: ``None``, or
+    ``{"reason": …, "successor": … | null}`` when the record changed since it was proposed
+    (such a proposal cannot be accepted, only dismissed).
     """
     out = []
     with opened(store) as handle:
         for proposal in authority.pending(store):
             doc = handle.index.get_doc(proposal.record)
             current = {"text": doc["text"], "status": doc["status"]} if doc else None
-            out.append({**proposal.to_json(), "current": current})
+            stale = lifecycle.proposal_state(handle, proposal)
+            out.append(
+                {
+                    **proposal.to_json(),
+                    "current": current,
+                    "obsolete": stale.to_json() if stale else None,
+                }
+            )
     return out
 
 
@@ -154,37 +163,32 @@ class Decided:
 
 
 def proposal_accept(store: Path, proposal_id: str, *, caller: Caller) -> Decided:
-    """Apply a pending proposal with the owner's authority, then mark it accepted.
+    """Apply a pending proposal with the owner's authority, in one commit with its decision.
 
     The change (correct, reject or forget) is made by ``caller`` (the owner) and its reason
-    names the proposal and who made it; a second commit marks the proposal accepted.
+    names the proposal and who made it; the same commit moves the proposal to ``decided/``
+    (:func:`memdir.kernel.lifecycle.accept_proposal`), so one rollback undoes both.
 
     Raises:
         AuthorityError: the caller is not the owner.
-        NotFoundError: no such proposal, or its record is gone.
+        NotFoundError: no such proposal.
         UsageError: it was already decided.
-        TransitionError: the record changed since (e.g. it was superseded); decline it instead.
+        ObsoleteProposalError: its record changed since (superseded, rejected, forgotten,
+            purged, reworded); dismiss it instead (exit 1).
     """
     caller = _reviewer(caller.origin, caller)
-    with opened(store) as handle, store_lock(store, "review"):
-        proposal = _pending(store, proposal_id)
-        reason = f"{proposal.reason or proposal.op} (proposal {proposal.id} by the "
-        reason += f"{proposal.by.describe()}, accepted by the owner)"
-        if proposal.op == "correct":
-            written = lifecycle.correct(
-                handle, proposal.record, proposal.text or "", reason=reason, caller=caller
-            )
-        else:
-            status = "rejected" if proposal.op == "reject" else "forgotten"
-            written = lifecycle.set_status(
-                handle, proposal.record, status, reason=reason, op=proposal.op, caller=caller
-            )
-        outcome = written.note or "applied"
-        return Decided(authority.decide(store, proposal, "accepted", caller, outcome), written)
+    with opened(store) as handle:
+        written, done = lifecycle.accept_proposal(handle, proposal_id, caller)
+        return Decided(done, written)
 
 
-def proposal_decline(store: Path, proposal_id: str, reason: str, *, caller: Caller) -> Decided:
-    """Decline a pending proposal: its record stays exactly as it is.
+def proposal_decline(
+    store: Path, proposal_id: str, reason: str | None = None, *, caller: Caller
+) -> Decided:
+    """Decline (or dismiss an obsolete) pending proposal: its record stays as it is.
+
+    The outcome reads ``declined by the owner[: <reason>]``, or ``dismissed by the owner as
+    obsolete: <why>`` when its record changed since it was proposed.
 
     Raises:
         AuthorityError: the caller is not the owner.
@@ -193,10 +197,15 @@ def proposal_decline(store: Path, proposal_id: str, reason: str, *, caller: Call
         SecretError: the reason holds a secret.
     """
     caller = _reviewer(caller.origin, caller)
-    reason = lifecycle.clean_reason(reason) or "declined in review"
-    with store_lock(store, "review"):
+    reason = lifecycle.clean_reason(reason) if reason else None
+    with opened(store) as handle, store_lock(store, "review"):
         proposal = _pending(store, proposal_id)
-        return Decided(authority.decide(store, proposal, "declined", caller, reason), None)
+        stale = lifecycle.proposal_state(handle, proposal)
+        if stale is not None:
+            outcome = f"dismissed by the owner as obsolete: {stale.reason}"
+        else:
+            outcome = "declined by the owner" + (f": {reason}" if reason else "")
+        return Decided(authority.decide(store, proposal, "declined", caller, outcome), None)
 
 
 def _pending(store: Path, proposal_id: str) -> Proposal:

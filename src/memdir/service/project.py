@@ -91,7 +91,11 @@ def central_map(
 
 
 def stats(store: Path, session_id: str | None = None) -> dict[str, Any]:
-    """Return the token ledger per session and in total, plus record counts."""
+    """Return the token ledger per session and in total, plus record counts.
+
+    Sessions come newest first by when they started; sessions started within the same second
+    (the clock's resolution) come by id, last first, so the listing is the same on every run.
+    """
     from memdir.service import opened
 
     states = [session.load(store, session_id)] if session_id else session.all_states(store)
@@ -113,6 +117,7 @@ def stats(store: Path, session_id: str | None = None) -> dict[str, Any]:
                 "ledger": ledger,
             }
         )
+    rows.sort(key=lambda r: (str(r["started_at"] or ""), str(r["session"] or "")), reverse=True)
     with opened(store) as handle:
         records = handle.index.count_by("status")
         kinds = handle.index.count_by("kind", status="active")
@@ -238,7 +243,7 @@ def install(
         MemdirError: the installed hook command failed its self-test.
     """
     spec = get_host(host)
-    installer.check_installable(spec)  # before anything is created
+    installer.check_installable(spec, remove=remove)  # before anything is created
     store = paths.discover_store(project)
     created = None
     if store is None:

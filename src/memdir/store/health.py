@@ -409,11 +409,28 @@ def _state_findings(store: Path, report: Report) -> None:
         )
 
 
-def _proposal_findings(store: Path, report: Report) -> None:
-    """Name the agent's proposals that await the owner (information, never a failure)."""
-    from memdir.kernel.authority import pending_count
+def _proposal_findings(handle: Handle, report: Report) -> None:
+    """Name the agent's proposals that await the owner (information, never a failure).
 
-    waiting = pending_count(store)
+    A proposal whose record changed since it was proposed is not pending work: it is named
+    under its own code, ``proposals_obsolete``, with the command that dismisses it.
+    """
+    from memdir.kernel.authority import pending, pending_count
+    from memdir.kernel.errors import MemdirError
+    from memdir.kernel.lifecycle import proposal_state
+
+    if not pending_count(handle.store):
+        return
+    waiting, stale = 0, []
+    for proposal in pending(handle.store):
+        try:
+            obsolete = proposal_state(handle, proposal)
+        except MemdirError:
+            obsolete = None  # an unreadable record is named by the file findings
+        if obsolete is None:
+            waiting += 1
+        else:
+            stale.append(proposal.id)
     if waiting:
         report.findings.append(
             Finding(
@@ -421,6 +438,16 @@ def _proposal_findings(store: Path, report: Report) -> None:
                 "proposals_pending",
                 f"{waiting} change(s) the agent proposed to your records await your decision",
                 fix="memdir review",
+            )
+        )
+    if stale:
+        report.findings.append(
+            Finding(
+                "info",
+                "proposals_obsolete",
+                f"{len(stale)} proposal(s) no longer apply: their record changed since "
+                f"({', '.join(stale[:5])}); `memdir review` says why",
+                fix="memdir review " + " ".join(f"--dismiss {p}" for p in stale[:5]),
             )
         )
 
@@ -531,7 +558,7 @@ def _check_read_only(store: Path, index: Index, settings: Any, report: Report) -
         _git_findings(handle, report)
         _log_findings(store, report)
         _audit_findings(store, report)
-        _proposal_findings(store, report)
+        _proposal_findings(handle, report)
         report.counts = index.count_by("status")
     finally:
         index.close()
@@ -602,7 +629,7 @@ def check(store: Path) -> Report:
         _log_findings(store, report)
         _state_findings(store, report)
         _audit_findings(store, report)
-        _proposal_findings(store, report)
+        _proposal_findings(handle, report)
         report.counts = index.count_by("status")
     finally:
         index.close()

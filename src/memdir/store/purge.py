@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from memdir.kernel import appendlog, audit, gitio, journal, txn
+from memdir.kernel import appendlog, audit, authority, gitio, journal, txn
 from memdir.kernel.caller import Caller
 from memdir.kernel.errors import GitError, RecordParseError, UsageError
 from memdir.kernel.lifecycle import Handle, load
@@ -504,6 +504,10 @@ def purge(handle: Handle, record_id: str, *, yes: bool, caller: Caller | None = 
             if changed_logs
             else []
         )
+        dropped = authority.drop_for(store, record.id)  # they can no longer apply to anything
+        if dropped:
+            tracked += dropped
+            erasure.add("proposals", "pending proposals about it, closed", len(dropped))
         # The audit log and the tombstones hold no text: purge keeps them and logs itself.
         who = caller.to_json() if caller else {"origin": "owner", "channel": "cli"}
         hashes = [{"id": record.id, "before": before, "after": None}]

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from memdir.cli.output import emit, json_option, note, one_line, resolve, store_option
+from memdir.cli.output import emit, emit_json, json_option, note, one_line, resolve, store_option
 from memdir.kernel import authority
 from memdir.kernel.caller import Caller, cli_caller
 from memdir.kernel.errors import AuthorityError
@@ -112,6 +112,12 @@ def observe(
     help="Decline this proposal: its record stays as it is (repeatable).",
 )
 @click.option(
+    "--dismiss",
+    "dismiss",
+    multiple=True,
+    help="Dismiss this proposal (one made obsolete by a later change; repeatable).",
+)
+@click.option(
     "--edit",
     "edit",
     nargs=2,
@@ -121,9 +127,8 @@ def observe(
 )
 @click.option(
     "--reason",
-    default="rejected in review",
-    show_default=True,
-    help="Reason recorded for --reject and --decline.",
+    default=None,
+    help='Reason recorded for --reject (default "rejected in review") and --decline.',
 )
 @store_option
 @json_option
@@ -131,8 +136,9 @@ def review(
     accept: tuple[str, ...],
     reject: tuple[str, ...],
     decline: tuple[str, ...],
+    dismiss: tuple[str, ...],
     edit: tuple[tuple[str, str], ...],
-    reason: str,
+    reason: str | None,
     store: Path | None,
     as_json: bool,
 ) -> None:
@@ -140,7 +146,10 @@ def review(
 
     A proposal (prop-…) is a change a coding agent asked for on one of your
     records (correct, reject or forget it); accepting applies it as yours,
-    declining leaves the record as it is. Only you review: from an agent's
+    declining leaves the record as it is. A proposal whose record changed
+    since (superseded, rejected, forgotten, reworded) is listed as obsolete
+    with the reason: it cannot be accepted (exit 1); --dismiss it. Only you
+    review: from an agent's
     shell every decision is refused (exit 3). Without flags, in a terminal,
     asks about each candidate and proposal in turn; with --json or no
     terminal, lists them (--json: "results" the candidates, "proposals" the
@@ -154,25 +163,27 @@ def review(
     """
     target = resolve(store)
     caller = cli_caller()
-    if not caller.is_owner and (accept or reject or decline or edit):
+    if not caller.is_owner and (accept or reject or decline or dismiss or edit):
         raise AuthorityError(
             "refused: only the person reviews candidates and proposals, not an agent's shell "
             f"({caller.describe()})"
         )
     results = []
     for record_id in accept:
-        if authority.is_proposal_id(record_id):
+        if authority.looks_like_proposal(record_id):
             results.append(_decided(memory.proposal_accept(target, record_id, caller=caller)))
         else:
             results.append(memory.review_accept(target, record_id, caller=caller).record.to_json())
     for record_id in reject:
-        if authority.is_proposal_id(record_id):
+        if authority.looks_like_proposal(record_id):
             decided = memory.proposal_decline(target, record_id, reason, caller=caller)
             results.append(_decided(decided))
         else:
-            done = memory.review_reject(target, record_id, reason, caller=caller)
+            done = memory.review_reject(
+                target, record_id, reason or "rejected in review", caller=caller
+            )
             results.append(done.record.to_json())
-    for proposal_id in decline:
+    for proposal_id in (*decline, *dismiss):
         results.append(
             _decided(memory.proposal_decline(target, proposal_id, reason, caller=caller))
         )
@@ -183,7 +194,9 @@ def review(
             {"results": results},
             as_json=as_json,
             render=lambda v: "\n".join(
-                f"{r['id']}  {r['status']}  {r.get('text') or r.get('outcome') or ''}"
+                f"{r['id']}  {r['outcome']}"
+                if r.get("outcome")
+                else f"{r['id']}  {r['status']}  {r.get('text') or ''}"
                 for r in v["results"]
             ),
         )
@@ -213,6 +226,10 @@ def _proposal_line(p: dict[str, Any]) -> str:
     if p["op"] == "correct":
         what += f' to "{truncate(p.get("text") or "", 60)}"'
     why = f"  reason: {p['reason']}" if p.get("reason") else ""
+    stale = p.get("obsolete")
+    if stale:
+        then = f"; see {stale['successor']}" if stale.get("successor") else ""
+        why += f"\n    OBSOLETE: {stale['reason']}{then}; cannot be accepted: --dismiss {p['id']}"
     return f"{p['id']}  {who} proposes to {what}{why}"
 
 
@@ -252,6 +269,10 @@ def _interactive(
             )
     for proposal in proposals:
         click.echo("\n" + one_line(_proposal_line(proposal)))
+        if proposal.get("obsolete"):
+            if click.confirm("obsolete: dismiss it?", default=True):
+                memory.proposal_decline(target, proposal["id"], None, caller=caller)
+            continue
         choice = click.prompt(
             "[a]ccept, [d]ecline, [s]kip, [q]uit",
             type=click.Choice(["a", "d", "s", "q"]),
@@ -574,6 +595,9 @@ def export(
 ) -> None:
     """Export records as JSON Lines (one record per line), or as an AMP repository.
 
+    With --json: `{"results": [records]}` on standard output, or with -o FILE
+    the JSON Lines go to FILE and `{"exported": N, "path": FILE}` is printed.
+
     `--to amp DIR` writes a Talewell/AMP repository (amp.json and memory/…),
     active records only unless --status says otherwise; secrets are masked.
 
@@ -604,14 +628,21 @@ def export(
         raise UsageError(
             f"{output} is a folder; JSON Lines go to a file (a folder is for --to amp)"
         )
-    del as_json  # each JSON line is already JSON
     lines = memory.export_records(resolve(store), list(statuses))
     if output is None:
+        if as_json:  # one JSON document, the `list` shape; JSON Lines stay the export format
+            import json
+
+            emit_json({"results": [json.loads(line) for line in lines]})
+            return
         click.echo("".join(lines), nl=False)
         return
     from memdir.kernel.atomic import write_text_atomic
 
     write_text_atomic(output, "".join(lines))
+    if as_json:
+        emit_json({"exported": len(lines), "path": str(output)})
+        return
     click.echo(f"exported {len(lines)} records to {output}", err=True)
 
 

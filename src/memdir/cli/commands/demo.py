@@ -14,6 +14,7 @@ import json
 import os
 import shlex
 import shutil
+import site
 import subprocess
 import sys
 import tempfile
@@ -57,14 +58,44 @@ def default_project() -> Path:
     return package
 
 
+def sandbox_env(home: Path) -> dict[str, str]:
+    """Return the environment that keeps every demo command inside the throwaway folder.
+
+    ``install`` writes the local MCP scope into ``~/.claude.json`` and recall reads the user
+    store; pointing HOME, the hosts' config folders and the user store at ``home`` means the
+    demo touches nothing of the person's. The user site-packages stay where they were, so a
+    ``pip install --user`` memdir still imports.
+
+    Args:
+        home: A folder inside the demo's temporary folder; created here.
+
+    Returns:
+        The variables to set in each demo command's environment.
+    """
+    home.mkdir(parents=True, exist_ok=True)
+    return {
+        "HOME": str(home),
+        "USERPROFILE": str(home),
+        "CLAUDE_CONFIG_DIR": str(home / ".claude"),
+        "CODEX_HOME": str(home / ".codex"),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "MEMDIR_HOME": str(home / ".local" / "share" / "memdir"),
+        "PYTHONUSERBASE": site.getuserbase(),
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }
+
+
 class Demo:
     """A replayed session in a throwaway project, with its transcript."""
 
-    def __init__(self, project: Path, show: bool) -> None:
+    def __init__(self, project: Path, show: bool, home: Path | None = None) -> None:
         self.project = project
         self.show = show
         self.steps: list[dict[str, Any]] = []
         self.env = {k: v for k, v in os.environ.items() if k not in ("MEMDIR_STORE",)}
+        if home is not None:
+            self.env.update(sandbox_env(home))
 
     def say(self, text: str) -> None:
         """Print a heading for the person watching."""
@@ -266,7 +297,7 @@ def demo(source: Path | None, keep: bool, as_json: bool) -> None:
     folder = Path(tempfile.mkdtemp(prefix="memdir-demo-"))
     try:
         project = _copy_project((source or default_project()).resolve(), folder)
-        demo_run = Demo(project, show=not as_json)
+        demo_run = Demo(project, show=not as_json, home=folder / "home")
         demo_run.say(f"A throwaway copy of {source or default_project()} in {project}")
         demo_run.person("init")
         demo_run.person("install", "--host", "claude-code")

@@ -23,12 +23,15 @@ def journal(
 ) -> None:
     """Append one conversation turn to the journal (secrets are redacted first).
 
+    Prints where it went as `FILE@byte OFFSET`, the byte offset the observer's
+    citations use (`memdir search` prints `FILE:LINE`, a line number).
+
     \b
     Example:
         memdir journal user "we decided to use SQLite for the index" --session s1
     """
     ref = service.journal_append(resolve(store), who, text, session=session, at=at)
-    emit(ref.to_json(), as_json=as_json, render=lambda v: f"{v['file']}:{v['offset']}")
+    emit(ref.to_json(), as_json=as_json, render=lambda v: f"{v['file']}@byte {v['offset']}")
 
 
 @click.command()
@@ -46,6 +49,9 @@ def journal(
 @json_option
 def search(query: str, limit: int, session: str | None, store: Path | None, as_json: bool) -> None:
     """Search the conversation journal; print turn references, best first.
+
+    Each turn is `FILE:LINE` (a line number in the journal file), its time,
+    session, speaker and text.
 
     \b
     Example:

@@ -15,12 +15,32 @@ from memdir.service import project
 HOST_CHOICE = click.Choice(sorted(HOSTS))
 
 
+def _has_personal_files(host: str) -> bool:
+    """Whether a host's default install writes personal files (kept out of git)."""
+    spec = HOSTS.get(host)
+    return bool(spec and spec.personal.get("exclude"))
+
+
+def _scope_label(host: str, scope: str) -> str:
+    """Name the files an install wrote: personal ones, or the project's when the host has none."""
+    if scope == "personal" and not _has_personal_files(host):
+        title = HOSTS[host].title
+        return f"project files: {title} has no personal project scope"
+    return f"{scope} files"
+
+
+def _files_line(files: dict[str, Any]) -> str:
+    """Return a scope's hook, MCP and instruction files, each named once."""
+    named = [files.get(k) for k in ("hooks", "mcp", "instructions")]
+    return ", ".join(dict.fromkeys(str(n) for n in named if n))
+
+
 def _render_plan(v: dict[str, Any], verb: str) -> str:
     lines = [f"created the memdir store {v['created_store']}"] if v.get("created_store") else []
     if not v["changed"]:
         lines.append(f"{verb}: nothing to change for {v['host']} in {v['dir']}")
     else:
-        scope = f" ({v['scope']} files)" if verb == "installed" else ""
+        scope = f" ({_scope_label(v['host'], v['scope'])})" if verb == "installed" else ""
         lines += [f"{verb} {v['host']} in {v['dir']}{scope}:"]
         lines += [f"  {c['path']}: {c['change']}" for c in v["changed"]]
     lines += [f"warning: {w}" for w in v.get("warnings", [])]
@@ -138,15 +158,14 @@ def hosts(as_json: bool) -> None:
             if missing:
                 lines.append(f"    lacks:  {', '.join(missing)} (memdir loses only those features)")
             if row["installable"]:
-                personal, shared = row["personal"], row["shared"]
-                lines.append(
-                    f"    personal: {personal.get('hooks')}, {personal.get('mcp')}, "
-                    f"{personal.get('instructions')}"
-                )
-                lines.append(
-                    f"    --shared: {shared.get('hooks')}, {shared.get('mcp')}, "
-                    f"{shared.get('instructions')}"
-                )
+                if _has_personal_files(row["host"]):
+                    lines.append(f"    personal: {_files_line(row['personal'])}")
+                else:
+                    lines.append(
+                        f"    default:  {_files_line(row['personal'])} "
+                        "(project files: this host has no personal project scope)"
+                    )
+                lines.append(f"    --shared: {_files_line(row['shared'])}")
             for gate in row["gates"]:
                 lines.append(f"    trust:  {gate}")
             if row["notes"]:
@@ -173,7 +192,9 @@ def doctor(directory: Path | None, timeout: float, as_json: bool) -> None:
     drop entries), that the hook command can be found, and asks the host
     itself (`claude mcp get memdir`, Codex's hooks/list trust status and
     `codex mcp list`, `gemini mcp list`). Never writes a host's trust store.
-    Exits 1 when a host will not run memdir, saying how to repair it.
+    Exits 1 when a host will not run memdir, saying how to repair it. A host
+    it could not ask (its CLI not on PATH) is reported "UNKNOWN: could not
+    ask the host": not a pass, but not a definite failure, so it exits 0.
 
     \b
     Example:
@@ -187,12 +208,16 @@ def doctor(directory: Path | None, timeout: float, as_json: bool) -> None:
             return f"memdir is not installed into any host in {v['dir']} (memdir install --host H)"
         lines = []
         for report in v["results"]:
-            verdict = {True: "works", False: "WILL NOT WORK", None: "unknown"}[report["ok"]]
+            verdict = {
+                True: "works",
+                False: "WILL NOT WORK",
+                None: "UNKNOWN: could not ask the host",
+            }[report["ok"]]
             lines.append(f"{report['title']} ({report['scope']} install): {verdict}")
             for check in report["checks"]:
                 mark = {True: "ok  ", False: "FAIL", None: "??  "}[check["ok"]]
                 lines.append(f"  {mark} {check['check']}: {check['detail']}")
-                if check["fix"] and check["ok"] is False:
+                if check["fix"] and check["ok"] is not True:
                     lines.append(f"       fix: {check['fix']}")
         return "\n".join(lines)
 

@@ -16,7 +16,8 @@ from memdir.kernel.lifecycle import Written
 from memdir.kernel.model import KINDS, STATUSES, Record
 from memdir.kernel.text import truncate
 
-ORIGIN_CHOICES = ("owner", "agent", "untrusted", "system")
+ORIGIN_CHOICES = ("owner", "agent")
+"""What ``remember --origin`` offers: ``untrusted`` and ``system`` are refused on every path."""
 
 
 def _caller(claimed: str | None) -> Caller:
@@ -306,13 +307,19 @@ def correct(
 def _status_command(name: str, status_word: str) -> click.Command:
     @click.command(name=name)
     @click.argument("record_id", metavar="ID")
-    @click.option("--reason", required=True, help=f"Why it is {status_word}.")
+    @click.option(
+        "--reason",
+        required=name == "reject",
+        help=f"Why it is {status_word}" + ("." if name == "reject" else " (optional)."),
+    )
     @store_option
     @json_option
-    def command(record_id: str, reason: str, store: Path | None, as_json: bool) -> None:
+    def command(record_id: str, reason: str | None, store: Path | None, as_json: bool) -> None:
         target = resolve(store)
-        action = service.reject if name == "reject" else service.forget
-        done = action(target, record_id, reason, caller=cli_caller())
+        if name == "reject":
+            done = service.reject(target, record_id, reason or "", caller=cli_caller())
+        else:
+            done = service.forget(target, record_id, reason, caller=cli_caller())
         if done.proposal is not None:
             emit_written(done, as_json=as_json)
             return

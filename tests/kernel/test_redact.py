@@ -260,4 +260,6 @@ def test_a_100_kb_scan_stays_linear(text: str) -> None:
         started = time.process_time()
         find_secrets(text)
         took.append(time.process_time() - started)
-    assert min(took) < 0.25  # ~0.05 s; a quadratic pattern takes seconds on 100 KB
+    # ~0.05 s CPU on an idle machine (0.28 s seen with 8 suites sharing 2 cores); the quadratic
+    # pattern this guards against took seconds on 100 KB.
+    assert min(took) < 0.5

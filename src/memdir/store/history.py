@@ -12,14 +12,16 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from memdir.kernel import appendlog, audit, gitio, txn
 from memdir.kernel.caller import Caller
-from memdir.kernel.errors import NotFoundError, UsageError
+from memdir.kernel.errors import NotFoundError, RecordParseError, UsageError
 from memdir.kernel.ids import check_id
 from memdir.kernel.lifecycle import Handle
 from memdir.kernel.lock import store_lock
+from memdir.kernel.recordfile import read_canonical
 from memdir.store.scan import scan_records
 
 
@@ -173,11 +175,44 @@ def _as_text(rel: str, data: bytes | None) -> str | None:
         raise UsageError(f"{rel} is not UTF-8 text; roll it back with git itself") from exc
 
 
+def _lifts(
+    handle: Handle, texts: dict[str, str | None], caller: Caller | None
+) -> tuple[list[str], list[str]]:
+    """Tombstone ``lift`` lines for records the rollback brings back from ``rejected``.
+
+    Returns:
+        The ledger lines and the keys they lift (only keys tombstoned now).
+    """
+    live = audit.tombstones(handle.store)
+    who = caller.to_json() if caller else {"origin": "owner", "channel": "cli"}
+    lines: list[str] = []
+    keys: list[str] = []
+    for rel, text in sorted(texts.items()):
+        if text is None or rel.startswith(LOG_DIRS) or not rel.endswith(".md"):
+            continue
+        try:
+            now = read_canonical((handle.store / rel).read_text(encoding="utf-8"), Path(rel))
+            after = read_canonical(text, Path(rel))
+        except (OSError, UnicodeDecodeError, RecordParseError):
+            continue
+        if now is None or after is None or now.record.status != "rejected":
+            continue
+        if after.record.status == "rejected":
+            continue
+        key = audit.value_key(now.record.text)
+        if key in live and key not in keys:
+            lines.append(audit.tombstone_line(key, "lift", who, now.record.id))
+            keys.append(key)
+    return lines, keys
+
+
 def rollback(handle: Handle, rev: str, *, yes: bool, caller: Caller | None = None) -> RolledBack:
     """Undo one commit with a revert commit, then re-index what it changed.
 
     The caller (the owner: :func:`memdir.service.rollback` refuses anyone else) is recorded as
-    the revert commit's trailers.
+    the revert commit's trailers. A record brought back from ``rejected`` (rolling back its
+    ``reject``) has its value's tombstone lifted in the same commit (a ``lift`` line in
+    ``audit/tombstones.jsonl``; the rollback's audit event names the keys as its reason).
 
     Raises:
         UsageError: ``yes`` is False (rollback changes beliefs; it must be confirmed), or the
@@ -210,12 +245,15 @@ def rollback(handle: Handle, rev: str, *, yes: bool, caller: Caller | None = Non
                 kept_logs.append(rel)
             else:
                 texts[rel] = text if isinstance(text, str) else None
+        stones, lifted = _lifts(handle, texts, caller)
         txn.apply_texts(
             handle.store,
             handle.index,
             texts,
             f'rollback {full[:12]}: undo "{subject}"',
             trailers=caller.trailers() if caller else (),
+            reason=f"lifts tombstone {', '.join(lifted)}" if lifted else None,
+            stones=stones,
         )
         paths = sorted(texts)
         scan_records(handle)

@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from memdir.kernel.redact import find_secrets
 
-UNITS = ["TOKEN", "AUTH", "a=", "key: ", "-p ", "mysql ", "Bearer ", "x" * 5]
+UNITS = ["TOKEN", "AUTH", "a=", "key: ", "-p ", "mysql ", "Bearer ", "x" * 5, "password ", "pw is "]
 SIZES = [6_000, 24_000, 96_000]
 
 

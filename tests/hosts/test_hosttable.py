@@ -7,7 +7,7 @@ import sys
 
 from memdir.hosts import HOSTS
 from memdir.kernel import hosttable
-from memdir.kernel.hookio import CANONICAL_EVENTS
+from memdir.kernel.hosttable import CANONICAL_EVENTS
 
 
 def test_every_host_maps_only_known_events_and_installable_hosts_say_where_to_write() -> None:

@@ -353,3 +353,72 @@ def test_observe_cli_and_threads(store: Path) -> None:
     assert json.loads(result.stdout)["candidates"]
     threads = json.loads(run_cli("threads", "--json").stdout)["results"]
     assert [t["session"] for t in threads] == ["t2"]
+
+
+def _cli(memdir_exe: list[str], store: Path, *args: str) -> str:
+    """Run the real CLI in a subprocess on ``store``; return stdout (exit 0 asserted)."""
+    import os
+    import subprocess
+
+    env = {**os.environ, "MEMDIR_STORE": str(store), "MEMDIR_LLM_API_BASE": ""}
+    done = subprocess.run([*memdir_exe, *args], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def _commits(store: Path) -> int:
+    from tests.conftest import git
+
+    return int(git(store, "rev-list", "--count", "HEAD"))
+
+
+def _observe(memdir_exe: list[str], store: Path) -> dict[str, Any]:
+    out = json.loads(_cli(memdir_exe, store, "observe", "--once", "--offline", "--json"))
+    assert isinstance(out, dict)
+    return out
+
+
+@pytest.mark.slow
+def test_a_journal_shrunk_under_the_observer_is_read_again_with_no_phantom_candidates(
+    store: Path, memdir_exe: list[str]
+) -> None:
+    from tests.conftest import git
+
+    for text in ("I prefer small pull requests.", "We decided to keep the CLI thin."):
+        _cli(memdir_exe, store, "journal", "user", text, "--session", "s1")
+    assert len(_observe(memdir_exe, store)["candidates"]) == 2
+    _cli(memdir_exe, store, "sync")  # the two turns are committed
+    (journal,) = (store / "journal").glob("*.jsonl")
+    _cli(memdir_exe, store, "journal", "user", "Always run ruff before committing.")
+    assert len(_observe(memdir_exe, store)["candidates"]) == 1
+    before = _statuses(store)
+    # A person checks out the committed journal: it loses its third line under the observer.
+    git(store, "checkout", "HEAD", "--", f"journal/{journal.name}")
+    assert journal.read_text().count("\n") == 2
+    commits = _commits(store)
+    again = _observe(memdir_exe, store)
+    assert again["turns"] == 2  # read again from its start, not from a stale offset
+    assert again["candidates"] == [] and again["errors"] == []  # nothing claimed it did not write
+    assert _commits(store) == commits  # no "near-duplicate, updated" commit
+    assert _statuses(store) == before
+    # The right thing is there: a turn said after the shrink is read once and becomes a candidate.
+    _cli(memdir_exe, store, "journal", "user", "Never force-push to main.")
+    new = _observe(memdir_exe, store)
+    assert new["turns"] == 1 and len(new["candidates"]) == 1
+    assert _statuses(store)["Never force-push to main"] == "candidate"
+
+
+def test_a_journal_rewritten_before_the_offset_is_read_again_from_its_start(
+    store: Path,
+) -> None:
+    _say(store, "I prefer small pull requests.")
+    _say(store, "We decided to keep the CLI thin.")
+    assert len(memory.observe_once(store, offline=True).candidates) == 2
+    (journal,) = (store / "journal").glob("*.jsonl")
+    data = journal.read_bytes()
+    # Same size, other bytes before the offset (a hand edit): the saved offset means nothing now.
+    journal.write_bytes(data.replace(b"keep the CLI thin", b"make the CLI rich"))
+    again = memory.observe_once(store, offline=True)
+    assert again.turns == 2
+    assert "We decided to make the CLI rich" in _statuses(store)
+    assert memory.observe_once(store, offline=True).turns == 0  # then in step again

@@ -31,7 +31,7 @@ from memdir.hooks import payload as hook_payload
 from memdir.hooks.context import Context
 from memdir.hooks.dispatch import HANDLERS
 from memdir.kernel import errors as errors_mod
-from memdir.kernel import hookio
+from memdir.kernel import hookio, hosttable
 from memdir.kernel.errors import RecordParseError
 from memdir.kernel.ids import SAFE_ID
 from memdir.kernel.model import ACCEPTED_ORIGINS, FIELD_ORDER, KINDS, SCOPES, STATUSES, Record
@@ -282,7 +282,7 @@ def test_any_bytes_on_disk_read_as_a_record_or_quarantine(tmp_path: Path, data: 
 
 HOSTS = [*hook_payload.EVENT_ALIASES, "no-such-host"]
 EVENT_NAMES = sorted(
-    {*hookio.CANONICAL_EVENTS, *(n for a in hook_payload.EVENT_ALIASES.values() for n in a)}
+    {*hosttable.CANONICAL_EVENTS, *(n for a in hook_payload.EVENT_ALIASES.values() for n in a)}
     | {"", "NoSuchEvent", "sessionstart"}
 )
 _TOOLS = st.sampled_from(
@@ -380,7 +380,7 @@ def test_deep_or_huge_payloads_read_as_nothing_with_a_reason(data: bytes) -> Non
 
 def _normalises_and_renders(value: dict[str, Any], host: str, event: str) -> None:
     normalised = hook_payload.normalise(host, event, value)
-    assert normalised.name in (*hookio.CANONICAL_EVENTS, "")
+    assert normalised.name in (*hosttable.CANONICAL_EVENTS, "")
     for field in ("host", "session", "cwd", "source", "prompt", "tool", "last_message"):
         assert isinstance(getattr(normalised, field), str), field
     assert isinstance(normalised.file_path, str) and isinstance(normalised.tool_input, dict)

@@ -19,6 +19,8 @@ and never echoing the value.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -37,6 +39,7 @@ from memdir.kernel.redact import _patterns, _value_span, find_secrets
 from memdir.service import project as project_service
 from tests.conftest import run_cli
 from tests.hooks.conftest import HookRun, run_hook
+from tests.kernel.test_redact import PROSE_SECRETS, PROSE_TALK
 from tests.reliability.runner import git_objects
 
 # kind -> (text holding one secret, marker: characters of the secret value itself)
@@ -496,3 +499,60 @@ def test_an_export_masks_a_secret_typed_into_a_record_by_hand(store: Path, tmp_p
     for kind, (_, marker) in SAMPLES.items():
         assert marker not in exported, kind
         assert marker not in stdout, kind
+
+
+# --- secrets in prose, through real processes: refused and masked, while talk is kept -------
+
+
+def _remember(project: Path, text: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "memdir", "remember", text, "--json"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def _journaled(store: Path, prompt: str) -> str:
+    """Send ``prompt`` through a real UserPromptSubmit hook; return the journal's text."""
+    payload = {
+        "session_id": "prose",
+        "hook_event_name": "UserPromptSubmit",
+        "cwd": str(store.parent),
+        "prompt": prompt,
+    }
+    run_hook("UserPromptSubmit", payload, cwd=store.parent)
+    journal = sorted((store / "journal").glob("*.jsonl"))
+    assert journal, "the prompt hook wrote no journal"
+    return "\n".join(json.loads(line)["text"] for line in journal[-1].read_text().splitlines())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("text", "found"), PROSE_SECRETS.items())
+def test_a_secret_in_prose_is_refused_by_remember_and_masked_in_the_journal(
+    store: Path, text: str, found: tuple[str, str]
+) -> None:
+    kind, value = found
+    done = _remember(store.parent, text)
+    assert done.returncode == 3, done.stdout + done.stderr
+    error = json.loads(done.stdout)["error"]
+    assert error["code"] == "secret" and kind in error["message"]
+    assert value not in done.stdout + done.stderr
+    journal = _journaled(store, text)
+    assert f"[REDACTED:{kind}]" in journal  # the prompt is journaled, masked
+    assert value not in journal
+    assert all(value not in record.text for record in service.list_records(store))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("text", PROSE_TALK)
+def test_prose_about_a_secret_is_remembered_and_journaled_as_written(
+    store: Path, text: str
+) -> None:
+    done = _remember(store.parent, text)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [record.text for record in service.list_records(store)] == [text]
+    journal = _journaled(store, text)
+    assert text in journal.splitlines()  # kept whole, no mask

@@ -130,3 +130,41 @@ def test_diff_prints_the_patch_on_its_own_lines(store: Path) -> None:
     assert result.exit_code == 0
     assert "\\n" not in result.stdout
     assert any(line.startswith("+text:") for line in result.stdout.splitlines())
+
+
+def _cli(memdir_exe: list[str], store: Path, *args: str, agent: bool = False) -> str:
+    """Run the real CLI in a subprocess on ``store``; return stdout (exit 0 asserted)."""
+    import os
+
+    env = {**os.environ, "MEMDIR_STORE": str(store)}
+    if agent:
+        env["CLAUDECODE"] = "1"
+    done = subprocess.run([*memdir_exe, *args], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.mark.slow
+def test_rollback_of_a_sync_undoes_the_hand_edit_and_keeps_every_journal_line(
+    store: Path, memdir_exe: list[str]
+) -> None:
+    record = service.remember(store, "Use pnpm for installs").record
+    path = store / f"records/fact/{record.id}.md"
+    path.write_text(path.read_text().replace("pnpm for installs", "pnpm for every install"))
+    for text in ("I prefer small pull requests.", "We decided to keep the CLI thin."):
+        _cli(memdir_exe, store, "journal", "user", text, "--session", "s1")
+    (journal,) = (store / "journal").glob("*.jsonl")
+    lines = journal.read_text().splitlines()
+    assert len(lines) == 2
+    _cli(memdir_exe, store, "sync", agent=True)
+    synced = git(store, "rev-parse", "HEAD").strip()
+    assert journal.name in git(store, "show", "--stat", synced)
+    out = _cli(memdir_exe, store, "rollback", synced, "--yes")
+    assert "kept journal/" in out and "never removes log lines" in out
+    assert service.get(store, record.id).text == "Use pnpm for installs"  # the edit is undone
+    assert journal.read_text().splitlines() == lines  # every turn is still there
+    assert git(store, "status", "--porcelain") == ""
+    # Rolling back the rollback brings the edit back and still leaves the journal alone.
+    _cli(memdir_exe, store, "rollback", "HEAD", "--yes")
+    assert service.get(store, record.id).text == "Use pnpm for every install"
+    assert journal.read_text().splitlines() == lines

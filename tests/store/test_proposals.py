@@ -216,3 +216,30 @@ def test_an_accept_killed_before_its_commit_is_completed_whole(
     assert any(path.endswith(f"{rid}.md") for path in changed)
     assert service.get(store, rid).status == "superseded"
     assert memory.proposals_pending(store) == []
+
+
+def test_a_proposal_about_text_reworded_since_is_obsolete_and_a_tag_change_is_not(
+    store: Path,
+) -> None:
+    from memdir import service
+    from memdir.kernel.caller import Caller
+    from memdir.kernel.errors import ObsoleteProposalError
+    from memdir.service import memory
+
+    owner, agent = Caller("owner", "cli"), Caller("agent", "mcp", host="claude-code")
+    rid = service.remember(store, "Tests run with tox", kind="fact", caller=owner).record.id
+    prop = service.forget(store, rid, "we moved to nox", caller=agent).proposal
+    assert prop is not None and prop.against is not None
+    (path,) = store.glob(f"records/*/{rid}.md")
+    # A change that leaves the text as proposed against: still a live proposal.
+    assert "importance: 5" in path.read_text()
+    path.write_text(path.read_text().replace("importance: 5", "importance: 7"))
+    (live,) = memory.proposals_pending(store)
+    assert live["obsolete"] is None
+    # The text reworded by hand since: the proposal is about words that are gone.
+    path.write_text(path.read_text().replace("Tests run with tox", "Tests run with tox 4"))
+    (stale,) = memory.proposals_pending(store)
+    assert stale["obsolete"]["reason"].startswith(f"{rid}'s text changed since")
+    with pytest.raises(ObsoleteProposalError, match="cannot be accepted"):
+        memory.proposal_accept(store, prop.id, caller=owner)
+    assert service.get(store, rid).status == "active"

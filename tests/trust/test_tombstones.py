@@ -159,3 +159,31 @@ def test_health_names_a_tombstoned_value_that_arrived_by_hand(store: Path) -> No
     named = [f for f in service.health(store).findings if f.code == "tombstoned_value_active"]
     assert [f.path for f in named] == [f"records/decision/{other.id}.md"]
     assert rid in named[0].message
+
+
+def test_rolling_back_a_reject_lifts_its_tombstone_and_an_unrolled_reject_still_refuses(
+    store: Path,
+) -> None:
+    from memdir.kernel import audit
+
+    kept = service.remember(store, RIGHT, kind="decision").record
+    service.reject(store, kept.id, "not sure")
+    rid = _rejected(store)
+    reject_commit = git(store, "rev-parse", "HEAD").strip()
+    service.rollback(store, reject_commit, yes=True, caller=Caller("owner", "cli"))
+    # the rolled-back reject: the record is active, its value may be remembered again
+    assert service.get(store, rid).status == "active"
+    again = service.remember(store, WRONG, kind="decision", caller=AGENT)
+    assert again.record.text == WRONG
+    codes = [f.code for f in service.health(store).findings]
+    assert "tombstoned_value_active" not in codes
+    last = json.loads((store / "audit" / "tombstones.jsonl").read_text().splitlines()[-1])
+    assert last["event"] == "lift" and last["record"] == rid and last["origin"] == "owner"
+    event = next(e for e in reversed(audit.read(store)) if e["op"] == "rollback")
+    assert event["reason"] == f"lifts tombstone {last['key']}"
+    # committed with the rollback, nothing left over
+    assert git(store, "status", "--porcelain") == ""
+    assert "audit/tombstones.jsonl" in git(store, "show", "--name-only", "--format=", "HEAD")
+    # the reject that was not rolled back still refuses its value
+    with pytest.raises(RejectedBeliefError, match="tombstone"):
+        service.remember(store, RIGHT, kind="decision", caller=AGENT)

@@ -11,8 +11,8 @@ Imports: standard library and the kernel only.
 
 from __future__ import annotations
 
-from memdir.kernel.hookio import CANONICAL_EVENTS, dict_field, text_field
-from memdir.kernel.hosttable import HOSTS, payload_field
+from memdir.kernel.hookio import dict_field, text_field
+from memdir.kernel.hosttable import CANONICAL_EVENTS, HOSTS, payload_field
 
 TYPE_CHECKING = False  # the hook path never imports typing or dataclasses (start-up cost)
 if TYPE_CHECKING:

@@ -390,6 +390,23 @@ def init_repo(store: Path) -> None:
     ignore = store / ".gitignore"
     if not ignore.exists():
         ignore.write_text("\n".join(IGNORED) + "\n", encoding="utf-8")
+    # The audit log and the tombstone ledger are append-only: two machines' appends merge by
+    # keeping both sides' lines (git's built-in union driver), never as a conflict.
+    attributes = store / ".git" / "info" / "attributes"
+    if (store / ".git").is_dir() and UNION_ATTRIBUTE not in _read_text(attributes):
+        attributes.parent.mkdir(parents=True, exist_ok=True)
+        with attributes.open("a", encoding="utf-8") as out:
+            out.write(UNION_ATTRIBUTE + "\n")
+
+
+UNION_ATTRIBUTE = "audit/*.jsonl merge=union"
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (FileNotFoundError, UnicodeDecodeError):
+        return ""
 
 
 _GIT_LOCKS = ("index.lock", "HEAD.lock", "packed-refs.lock", "config.lock", "memdir/index.lock")
@@ -711,6 +728,15 @@ def _tree_entries(store: Path, rev: str, paths: list[str]) -> dict[str, str]:
         if path and len(parts) == 3:
             found[path] = parts[2]
     return found
+
+
+def file_at(store: Path, rev: str, path: str) -> bytes | None:
+    """Return the bytes of ``path`` (relative to the store) in commit ``rev``; ``None`` if absent.
+
+    Raises:
+        GitError: git failed.
+    """
+    return _blob(store, _tree_entries(store, rev, [path]).get(path))
 
 
 def revert_contents(

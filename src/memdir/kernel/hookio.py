@@ -20,19 +20,6 @@ TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
 if TYPE_CHECKING:
     from typing import IO, Any
 
-CANONICAL_EVENTS = (
-    "SessionStart",
-    "UserPromptSubmit",
-    "PreToolUse",
-    "PostToolUse",
-    "PostToolUseFailure",
-    "PostToolBatch",
-    "Stop",
-    "PreCompact",
-    "PostCompact",
-    "SessionEnd",
-)
-"""memdir's hook events, named as Claude Code names them (DESIGN §7)."""
 
 STDIN_LIMIT_BYTES = 32 * 1024 * 1024
 """Largest payload parsed whole. Stdin is always read to its end (a host whose write blocks or

@@ -83,7 +83,7 @@ MEMDIR_MCP_TOOLS = (
 BELIEF_MCP_TOOLS = ("memory_remember", "memory_correct")
 """MCP tools whose successful call writes a belief (silences the "saved no memory" reminder)."""
 
-_CLAUDE_EVENTS = (
+CANONICAL_EVENTS = (
     "SessionStart",
     "UserPromptSubmit",
     "PreToolUse",
@@ -95,6 +95,8 @@ _CLAUDE_EVENTS = (
     "PostCompact",
     "SessionEnd",
 )
+"""memdir's hook events, named as Claude Code names them (DESIGN §7); other hosts map onto them."""
+_CLAUDE_EVENTS = CANONICAL_EVENTS
 
 _COMMON_PAYLOAD = {
     "event": ("hook_event_name", "hookEventName"),

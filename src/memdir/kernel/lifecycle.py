@@ -453,6 +453,9 @@ def _confirm(
         reason=f"confirmed by {origin}" if promote else old.reason,
         updated_at=now_iso(),
     )
+    if dataclasses.replace(new, updated_at=old.updated_at) == old:
+        # Said again with nothing new (an observer re-reading a journal, say): no write, no commit.
+        return Written(old, created=False, changed=False, note=f"already known: {old.id}")
     note = f"updated {old.id} (near-duplicate of an existing {old.status} record)"
     txn.apply(
         handle.store,

@@ -12,7 +12,9 @@ documented example key survive (case B31). Sources: the token formats published 
 (``AKIA``/``ASIA`` + 16), GitHub (``ghp_``/``gho_``/``ghu_``/``ghs_``/``ghr_``,
 ``github_pat_``), OpenAI/Anthropic (``sk-``, ``sk-ant-``), Slack (``xox?-``), Google (``AIza``),
 Stripe (``sk_live_``/``rk_live_``), GitLab (``glpat-``), npm (``npm_``), PyPI (``pypi-``),
-JWTs, PEM private key blocks, passwords in URLs and ``.env``-style assignments.
+JWTs, PEM private key blocks, passwords in URLs and ``.env``-style assignments, and secrets
+in prose: a secret word, an optional connector ("is", "of", "with"…) and a credential-shaped
+value (``login with password Tr0ub…``), while "the password reset flow" stays.
 
 Imports: standard library only.
 """
@@ -87,7 +89,9 @@ def _patterns() -> list[tuple[str, re.Pattern[str], int | str]]:
         (
             "aws-secret-key",
             re.compile(
-                r"(?i)aws_?secret_?(?:access_?)?key[\"']?\s{0,8}[:=\s]\s{0,8}[\"']?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"
+                r"(?i)aws[ _-]?secret[ _-]?(?:access[ _-]?)?key[\"']?[ \t]{0,8}"
+                r"(?:[:=]|(?:is|was|of|=)(?![A-Za-z0-9]))?[ \t]{0,8}[\"']?"
+                r"([A-Za-z0-9/+=]{30,100})(?![A-Za-z0-9/+=])"
             ),
             1,
         ),
@@ -172,14 +176,6 @@ def _patterns() -> list[tuple[str, re.Pattern[str], int | str]]:
             "any",
         ),
         (
-            "prose-secret",
-            re.compile(
-                r"(?i)\b(?:password|passwd|passphrase|passcode|pin|secret|token|api[ _-]?key)"
-                r"[ \t]{1,4}(?:is|was|are|reads|=)[ \t]{1,4}[\"'`]?(?P<v>[^\s\"'`]{6,256})"
-            ),
-            "loose",
-        ),
-        (
             "flag-secret",
             re.compile(
                 r"(?=(?<![\w-])--?(?P<key>[A-Za-z][A-Za-z0-9-]{1,40})(?:=|[ \t]{1,8})"
@@ -195,6 +191,17 @@ def _patterns() -> list[tuple[str, re.Pattern[str], int | str]]:
                 r"[ \t]{0,8}(?P<op>:=|=>|=|:)[ \t]{0,8}" + _VALUE + ")"
             ),
             "value",
+        ),
+        (
+            "prose-secret",
+            re.compile(
+                r"(?i)(?<![\w.$-])(?:pass(?:word|wd|phrase|code)s?|pwd|pw|pin|secrets?|"
+                r"tokens?|(?:api|access|secret|private)[ _-]?key|credentials?)(?![\w-])"
+                r"(?:[ \t]{0,4}(?P<op>[:=])[ \t]{0,4}"
+                r"|[ \t]{1,4}(?:(?P<word>is|was|are|reads|of|with)[ \t]{1,4})?)"
+                r"[\"'`]?(?P<v>[^\s\"'`]{6,256})"
+            ),
+            "prose",
         ),
     ]
 
@@ -261,6 +268,36 @@ def _secret_value(value: str, *, loose: bool) -> bool:
     return True
 
 
+_STATING = frozenset({"is", "was", "are", "reads"})
+"""Connectors that state a secret's value ("the password is …"): such a value needs only the
+``loose`` shape. After a bare keyword, "of" or "with" the value must look like a credential."""
+_STRONG = re.compile(r"[!@#$%^&*+=?~|\\]")
+"""Symbols that rarely join ordinary words (``-``, ``_``, ``.``, ``/`` do: ``key-value``;
+brackets do in code and prose: ``getToken()``, ``(ceil(bytes/4))``)."""
+_EMAIL = re.compile(r"^[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,8}$")
+_DIGIT = re.compile(r"\d")
+
+
+def _credential_shaped(value: str) -> bool:
+    """Whether a word in prose looks like a credential rather than an ordinary word.
+
+    Args:
+        value: one whitespace-free word, trailing sentence punctuation already cut.
+
+    Returns:
+        True for at least eight characters mixing letters with digits or uncommon symbols
+        (``Tr0ub4dor&3``, ``hunter2hunter2``), or six that mix all three (``Pa$$w0``); False
+        for words (``reset``, ``key-value``), numbers, references, paths and URLs.
+    """
+    digits = _DIGIT.search(value) is not None
+    symbols = _STRONG.search(value) is not None
+    if not ((len(value) >= 8 and (digits or symbols)) or (digits and symbols)):
+        return False  # the cheap test first: a scan of long prose meets many plain words
+    if value[0] in "([{<" or _EMAIL.match(value):
+        return False
+    return any(c.isalpha() for c in value) and _secret_value(value, loose=False)
+
+
 ALLOWED_VALUES = frozenset(
     {
         "AKIAIOSFODNN7EXAMPLE",  # AWS's documented example access key id
@@ -307,9 +344,10 @@ def _value_span(kind: str, match: re.Match[str], group: int | str) -> tuple[int,
             if match.group(number):
                 return match.span(number)
         return None
-    if group == "loose":
+    if group == "prose":
         value = match.group("v").rstrip(".,;:!?)")
-        if not _secret_value(value, loose=True):
+        stated = match.group("op") or (match.group("word") or "").lower() in _STATING
+        if not _credential_shaped(value) and not (stated and _secret_value(value, loose=True)):
             return None
         return match.start("v"), match.start("v") + len(value)
     name = "qv" if match.group("qv") is not None else "v"

@@ -3,10 +3,12 @@
 Offsets live in ``state/observer.json``. On the very first run every existing journal file is
 started at its end (history is not re-read, let alone sent to a model) unless ``from_start``;
 after that, a file that appears (a new day) is read from its start. Only complete lines are
-read, so a line another process is writing waits for the next tick. A file that was replaced or
-rewritten (``memdir purge``) is read again from its start; near-duplicate handling makes that
-idempotent. Offsets are saved after every batch, so a killed run loses at most the batch in
-hand, and it is redone.
+read, so a line another process is writing waits for the next tick. A file that was replaced,
+shrunk or rewritten (``memdir purge``, a ``git checkout`` of an older version, a hand edit: a
+SHA-256 of the bytes just before the saved offset no longer matches) is read again from its
+start; near-duplicate handling makes that idempotent (a turn already distilled adds no
+candidate and no commit). Offsets are saved after every batch, so a killed run loses at most
+the batch in hand, and it is redone.
 
 Each batch goes to the offline extractor and, when an endpoint is configured, to the LLM. An
 LLM timeout or HTTP error leaves the offset where it was (the batch is retried next tick); a
@@ -19,6 +21,7 @@ one distilled from a second, different session is promoted to active when the ma
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import time
 from dataclasses import dataclass, field
@@ -137,7 +140,8 @@ def _propose(
             journal=citation,
             importance=importance,
         )
-        observed.candidates.append(done.record.id)
+        if done.created:  # a near-duplicate of a record already there is not a new candidate
+            observed.candidates.append(done.record.id)
     except RefusedError as err:  # reported masked: a refused secret is never printed either
         observed.dropped.append({"text": redact(text), "why": err.code})
     except MemdirError as err:
@@ -190,6 +194,26 @@ def _read_file(path: Path, offset: int) -> tuple[list[_Turn], int]:
     return turns, tail.next_offset
 
 
+FINGERPRINT_BYTES = 256
+"""How many bytes before a file's offset the observer's state fingerprints."""
+
+
+def _fingerprint(path: Path, offset: int) -> str:
+    """SHA-256 (hex) of the up to :data:`FINGERPRINT_BYTES` bytes of ``path`` before ``offset``.
+
+    Saved with the offset: a file whose bytes there differ next time was rewritten under the
+    observer, so its offset no longer points at the turns it read. ``""`` when unreadable.
+    """
+    start = max(0, int(offset) - FINGERPRINT_BYTES)
+    try:
+        with path.open("rb") as fh:
+            fh.seek(start)
+            data = fh.read(int(offset) - start)
+    except (OSError, ValueError):
+        return ""
+    return hashlib.sha256(data).hexdigest()
+
+
 def _batches(turns: list[_Turn]) -> list[list[_Turn]]:
     batches: list[list[_Turn]] = [[]]
     size = 0
@@ -230,11 +254,21 @@ def _pass(
         stat = path.stat()
         if known is None:
             offset = stat.st_size if (first_run and not from_start) else 0
-        elif known.get("ino") != stat.st_ino or known.get("offset", 0) > stat.st_size:
-            offset = 0  # replaced or rewritten
+        elif (
+            known.get("ino") != stat.st_ino
+            or known.get("offset", 0) > stat.st_size
+            or known.get("before", _fingerprint(path, known.get("offset", 0)))
+            != _fingerprint(path, known.get("offset", 0))
+        ):
+            # Replaced, shrunk, or its bytes before the offset changed (a rollback or checkout
+            # of an older version, a hand edit, purge): read it again from its start. Turns
+            # already distilled find their candidates as near-duplicates and add nothing.
+            offset = 0
         else:
             offset = int(known.get("offset", 0))
-        state["files"][path.name] = {"offset": offset, "ino": stat.st_ino}
+        entry: dict[str, Any] = {"offset": offset, "ino": stat.st_ino}
+        entry["before"] = _fingerprint(path, offset)
+        state["files"][path.name] = entry
         turns, next_offset = _read_file(path, offset)
         done_to = offset
         for batch in _batches(turns):
@@ -242,10 +276,10 @@ def _pass(
                 break  # the endpoint failed: keep the offset before this batch, retry next tick
             observed.turns += len(batch)
             done_to = batch[-1].end
-            state["files"][path.name]["offset"] = done_to
+            entry.update(offset=done_to, before=_fingerprint(path, done_to))
             _save_state(handle.store, state)
         else:
             done_to = next_offset  # every batch done: skip the noise lines after the last turn too
-        state["files"][path.name]["offset"] = done_to
+        entry.update(offset=done_to, before=_fingerprint(path, done_to))
     state["last_run_at"] = time.time()
     _save_state(handle.store, state)

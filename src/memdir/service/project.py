@@ -12,7 +12,7 @@ from memdir.hosts import install as installer
 from memdir.kernel import anatomy, appendlog, gitio, jsonl, manifest, paths, session
 from memdir.kernel.caller import Caller, cli_caller
 from memdir.kernel.errors import MemdirError, NotFoundError
-from memdir.kernel.hookio import CANONICAL_EVENTS
+from memdir.kernel.hosttable import CANONICAL_EVENTS
 from memdir.kernel.lock import store_lock
 from memdir.service import init
 

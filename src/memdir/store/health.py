@@ -305,7 +305,8 @@ def _git_findings(handle: Handle, report: Report) -> None:
                 + ", ".join(dirty[:5])
                 + (" …" if len(dirty) > 5 else ""),
                 None,
-                "commit them with `memdir sync` (or undo them with `git -C .memdir checkout`)",
+                "commit them with `memdir sync` (or undo them with "
+                "`git -C .memdir checkout -- records`, which leaves the append-only logs alone)",
             )
         )
 

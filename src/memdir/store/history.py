@@ -9,15 +9,19 @@ it was, with nothing staged.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from memdir.kernel import audit, gitio, txn
+from memdir.kernel import appendlog, audit, gitio, txn
 from memdir.kernel.caller import Caller
-from memdir.kernel.errors import NotFoundError, UsageError
+from memdir.kernel.errors import NotFoundError, RecordParseError, UsageError
 from memdir.kernel.ids import check_id
 from memdir.kernel.lifecycle import Handle
 from memdir.kernel.lock import store_lock
+from memdir.kernel.recordfile import read_canonical
 from memdir.store.scan import scan_records
 
 
@@ -105,10 +109,61 @@ class RolledBack:
 
     commit: str  # the commit undone
     paths: list[str]  # files it changed back
+    kept_logs: list[str] = field(default_factory=list)  # append-only logs left as they are
 
     def to_json(self) -> dict[str, Any]:
-        """Return the outcome as a JSON object."""
-        return {"rolled_back": self.commit, "paths": self.paths}
+        """Return ``{"rolled_back", "paths", "kept_logs"}``."""
+        return {"rolled_back": self.commit, "paths": self.paths, "kept_logs": self.kept_logs}
+
+
+LOG_DIRS = ("journal/", "actions/", audit.AUDIT_DIR + "/")
+"""Append-only evidence (DESIGN §1, §8): rollback never removes or rewrites a line in them.
+
+The one exception is a line an import copied in from another tool (it carries an ``import``
+key; see :class:`memdir.store.bulk._Evidence`): rolling back the import's own commit removes
+the lines that commit added, as the import's records go. Every other line, the hooks' turns
+and action rows above all, stays; only ``memdir purge`` removes text from a log."""
+
+
+def _import_line(line: bytes) -> bool:
+    """Whether a log line is one an import copied in (a JSON object with an ``import`` key)."""
+    try:
+        row = json.loads(line)
+    except ValueError:
+        return False
+    return isinstance(row, dict) and "import" in row
+
+
+def _log_revert(handle: Handle, rel: str, full: str) -> str | bool | None:
+    """What rollback does to the append-only log ``rel`` changed by commit ``full``.
+
+    Returns:
+        ``False`` to leave the file as it is; else its new text (``None`` deletes it): the
+        file on disk less the import lines the commit added (each once).
+    """
+    before = gitio.file_at(handle.store, f"{full}^", rel) or b""
+    after = gitio.file_at(handle.store, full, rel) or b""
+    added = Counter(appendlog.split_lines(after))
+    added.subtract(appendlog.split_lines(before))
+    drop = Counter({line: n for line, n in added.items() if n > 0 and _import_line(line)})
+    if not drop:
+        return False
+    path = handle.store / rel
+    try:
+        now = path.read_bytes()
+    except FileNotFoundError:
+        return False
+    kept = []
+    for line in appendlog.split_lines(now):
+        if drop[line] > 0:
+            drop[line] -= 1
+        else:
+            kept.append(line)
+    if len(kept) == len(appendlog.split_lines(now)):
+        return False
+    if not kept and not before:
+        return None
+    return _as_text(rel, b"".join(kept))
 
 
 def _as_text(rel: str, data: bytes | None) -> str | None:
@@ -120,11 +175,44 @@ def _as_text(rel: str, data: bytes | None) -> str | None:
         raise UsageError(f"{rel} is not UTF-8 text; roll it back with git itself") from exc
 
 
+def _lifts(
+    handle: Handle, texts: dict[str, str | None], caller: Caller | None
+) -> tuple[list[str], list[str]]:
+    """Tombstone ``lift`` lines for records the rollback brings back from ``rejected``.
+
+    Returns:
+        The ledger lines and the keys they lift (only keys tombstoned now).
+    """
+    live = audit.tombstones(handle.store)
+    who = caller.to_json() if caller else {"origin": "owner", "channel": "cli"}
+    lines: list[str] = []
+    keys: list[str] = []
+    for rel, text in sorted(texts.items()):
+        if text is None or rel.startswith(LOG_DIRS) or not rel.endswith(".md"):
+            continue
+        try:
+            now = read_canonical((handle.store / rel).read_text(encoding="utf-8"), Path(rel))
+            after = read_canonical(text, Path(rel))
+        except (OSError, UnicodeDecodeError, RecordParseError):
+            continue
+        if now is None or after is None or now.record.status != "rejected":
+            continue
+        if after.record.status == "rejected":
+            continue
+        key = audit.value_key(now.record.text)
+        if key in live and key not in keys:
+            lines.append(audit.tombstone_line(key, "lift", who, now.record.id))
+            keys.append(key)
+    return lines, keys
+
+
 def rollback(handle: Handle, rev: str, *, yes: bool, caller: Caller | None = None) -> RolledBack:
     """Undo one commit with a revert commit, then re-index what it changed.
 
     The caller (the owner: :func:`memdir.service.rollback` refuses anyone else) is recorded as
-    the revert commit's trailers.
+    the revert commit's trailers. A record brought back from ``rejected`` (rolling back its
+    ``reject``) has its value's tombstone lifted in the same commit (a ``lift`` line in
+    ``audit/tombstones.jsonl``; the rollback's audit event names the keys as its reason).
 
     Raises:
         UsageError: ``yes`` is False (rollback changes beliefs; it must be confirmed), or the
@@ -145,16 +233,28 @@ def rollback(handle: Handle, rev: str, *, yes: bool, caller: Caller | None = Non
         subject = next(
             (c.subject for c in gitio.log(handle.store, limit=200) if c.hash == full), full
         )
-        # The audit log is append-only: a rollback adds its own event, never removes one.
-        contents = gitio.revert_contents(handle.store, full, keep=(audit.AUDIT_DIR + "/",))
+        changed = gitio.changed_paths(handle.store, full)
+        logs = [rel for rel in changed if rel.startswith(LOG_DIRS)]
+        # Append-only logs (the audit log too): a rollback never removes a line from them.
+        contents = gitio.revert_contents(handle.store, full, keep=LOG_DIRS)
         texts = {rel: _as_text(rel, data) for rel, data in contents.items()}
+        kept_logs = []
+        for rel in logs:
+            text = _log_revert(handle, rel, full)
+            if text is False:
+                kept_logs.append(rel)
+            else:
+                texts[rel] = text if isinstance(text, str) else None
+        stones, lifted = _lifts(handle, texts, caller)
         txn.apply_texts(
             handle.store,
             handle.index,
             texts,
             f'rollback {full[:12]}: undo "{subject}"',
             trailers=caller.trailers() if caller else (),
+            reason=f"lifts tombstone {', '.join(lifted)}" if lifted else None,
+            stones=stones,
         )
         paths = sorted(texts)
         scan_records(handle)
-    return RolledBack(full, paths)
+    return RolledBack(full, paths, sorted(kept_logs))

@@ -11,12 +11,18 @@ Findings:
   is on for recall).
 - **cites_changed_file**: the record names a project file that changed after the record was last
   updated, so it may no longer be true.
+- **cites_moved_file** / **cites_missing_file**: the record names a project file that git knew
+  and that is gone: moved (git's rename detection, committed or staged, gives the new path) or
+  deleted. The finding's ``files`` lists ``{"old", "new"}`` (``new`` is ``None`` when deleted).
+  A cited name git never tracked (``Node.js``) is not reported.
 - **waiting_candidate**: a candidate awaiting review for more than 14 days.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -70,10 +76,13 @@ def _pairs(handle: Handle, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return found
 
 
+def _cited(doc: dict[str, Any]) -> list[str]:
+    return sorted({m.group(1) for m in _PATHLIKE.finditer(f"{doc['text']}\n{doc.get('body', '')}")})
+
+
 def _changed_files(project: Path, doc: dict[str, Any]) -> list[str]:
-    cited = {m.group(1) for m in _PATHLIKE.finditer(f"{doc['text']}\n{doc.get('body', '')}")}
     changed = []
-    for rel in sorted(cited):
+    for rel in _cited(doc):
         path = project / rel
         try:
             modified_days = age_days_of_mtime(path)
@@ -84,6 +93,108 @@ def _changed_files(project: Path, doc: dict[str, Any]) -> list[str]:
     return changed
 
 
+def _project_git(project: Path, *args: str) -> list[str]:
+    """Run a read-only git command in the project; its ``-z`` fields, ``[]`` on any failure."""
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}  # never refresh the project's index
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(project), "-c", "core.quotepath=false", *args],
+            capture_output=True,
+            check=False,
+            timeout=20,
+            env=env,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    if done.returncode != 0:
+        return []
+    return [f.strip("\n") for f in done.stdout.decode("utf-8", "surrogateescape").split("\0")]
+
+
+def _apply_moves(fields: list[str], moves: dict[str, str | None]) -> None:
+    """Fold ``--name-status -z`` fields (one change set, any order) into ``moves``."""
+    i = 0
+    while i < len(fields):
+        status = fields[i]
+        if status[:1] in ("R", "C") and i + 2 < len(fields):
+            if status[:1] == "R":
+                moves[fields[i + 1]] = fields[i + 2]
+            i += 3
+        elif status[:1] == "D" and i + 1 < len(fields):
+            moves[fields[i + 1]] = None
+            i += 2
+        else:
+            i += 1 if not status else 2
+
+
+def project_moves(project: Path) -> dict[str, str | None]:
+    """Return what git knows of files gone from ``project``: old path → new path or ``None``.
+
+    Read-only: the committed history (``git log -M``, oldest change first) and then what is
+    staged or changed in tracked files (``git diff -M HEAD``). Paths are relative to the
+    project's top. Any git failure (no repository, no commit) gives what was found so far.
+    """
+    moves: dict[str, str | None] = {}
+    rename = ("-c", "diff.renames=true")
+    history = _project_git(
+        project, *rename, "log", "-M", "--name-status", "-z", "--format=%x00@", "-n", "2000"
+    )
+    commits: list[list[str]] = [[]]
+    for f in history:
+        if f == "@":
+            commits.append([])
+        elif f:
+            commits[-1].append(f)
+    for fields in reversed(commits):
+        _apply_moves(fields, moves)
+    now = _project_git(project, *rename, "diff", "-M", "--name-status", "-z", "HEAD")
+    _apply_moves([f for f in now if f], moves)
+    return moves
+
+
+def _gone_files(
+    project: Path, doc: dict[str, Any], moves: dict[str, str | None]
+) -> list[dict[str, str | None]]:
+    """Return ``{"old", "new"}`` per cited file git knew that is no longer there."""
+    gone: list[dict[str, str | None]] = []
+    for rel in _cited(doc):
+        if rel not in moves or (project / rel).exists():
+            continue
+        new: str | None = rel
+        seen = {rel}
+        while new is not None and new in moves and not (project / new).exists():
+            new = moves[new]
+            if new in seen:
+                new = None
+                break
+            if new is not None:
+                seen.add(new)
+        if new is not None and not (project / new).exists():
+            new = None
+        gone.append({"old": rel, "new": new})
+    return gone
+
+
+def _gone_finding(record_id: str, gone: dict[str, str | None]) -> dict[str, Any]:
+    fix = f"`memdir correct {record_id} --text …`"
+    if gone["new"] is None:
+        found = _finding(
+            "cites_missing_file",
+            f"{record_id} cites {gone['old']}, which was deleted",
+            [record_id],
+            f"{fix} or `memdir forget {record_id} --reason gone`",
+        )
+    else:
+        found = _finding(
+            "cites_moved_file",
+            f"{record_id} cites {gone['old']}, moved to {gone['new']}",
+            [record_id],
+            f"{fix} naming {gone['new']}",
+        )
+    found["files"] = [gone]
+    return found
+
+
 def age_days_of_mtime(path: Path) -> float:
     """Return how many days ago ``path`` was modified."""
     import time
@@ -92,9 +203,13 @@ def age_days_of_mtime(path: Path) -> float:
 
 
 def report(handle: Handle, project: Path) -> dict[str, Any]:
-    """Return the hygiene report of a store: ``{"findings": [...], "counts": {...}}``."""
+    """Return the hygiene report of a store: ``{"findings": [...], "counts": {...}}``.
+
+    Read-only: neither the store nor the project changes (git runs with no optional locks).
+    """
     active = handle.index.list_docs(statuses=("active",))
     findings = _pairs(handle, active)
+    moves: dict[str, str | None] | None = None
     for doc in active:
         age = age_days(doc.get("updated_at"))
         importance = int(doc.get("importance", 5))
@@ -127,6 +242,11 @@ def report(handle: Handle, project: Path) -> dict[str, Any]:
                     f"check it, then `memdir correct {doc['id']} --text …` if needed",
                 )
             )
+        if any(not (project / rel).exists() for rel in _cited(doc)):
+            if moves is None:
+                moves = project_moves(project)
+            for gone in _gone_files(project, doc, moves):
+                findings.append(_gone_finding(doc["id"], gone))
     for doc in handle.index.list_docs(statuses=("candidate",)):
         waited = age_days(doc.get("created_at"))
         if waited > CANDIDATE_WAIT_DAYS:

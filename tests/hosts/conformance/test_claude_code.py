@@ -34,6 +34,7 @@ from typing import Any
 
 import pytest
 
+from memdir.kernel.hosttable import CANONICAL_EVENTS
 from tests.hosts.conformance.conftest import (
     FIXTURES,
     LoopbackServer,
@@ -55,18 +56,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.enable_socket]
 
 VERSION = "2.1.332"
 FIXTURE_DIR = FIXTURES / f"claude-code-{VERSION}"
-HOOK_EVENTS = (
-    "SessionStart",
-    "UserPromptSubmit",
-    "PreToolUse",
-    "PostToolUse",
-    "PostToolUseFailure",
-    "PostToolBatch",
-    "Stop",
-    "PreCompact",
-    "PostCompact",
-    "SessionEnd",
-)
+HOOK_EVENTS = CANONICAL_EVENTS
 """Every event the payload logger listens to (memdir's own and the ones it should hear)."""
 SEEDED_RULE = "Never push directly to the main branch"
 NEW_RULE = "Always run make check before a commit"

@@ -92,6 +92,8 @@ def rollback(commit: str, yes: bool, store: Path | None, as_json: bool) -> None:
     """Undo one commit of the store with a revert commit (history is kept).
 
     Only the owner may roll back: from a coding agent's shell it is refused (exit 3).
+    Append-only logs (journal/, actions/) keep every line: rollback never removes evidence
+    (`memdir purge` removes text). Only the lines an import copied in go with its rollback.
 
     \b
     Example:
@@ -101,8 +103,19 @@ def rollback(commit: str, yes: bool, store: Path | None, as_json: bool) -> None:
     emit(
         done.to_json(),
         as_json=as_json,
-        render=lambda v: f"rolled back {v['rolled_back'][:12]} ({len(v['paths'])} files)",
+        render=_render_rollback,
     )
+
+
+def _render_rollback(v: dict[str, Any]) -> str:
+    """``rolled back <hash> (N files)``, plus the append-only logs left as they are."""
+    line = f"rolled back {v['rolled_back'][:12]} ({len(v['paths'])} files)"
+    if v["kept_logs"]:
+        line += (
+            f"; kept {', '.join(v['kept_logs'])} as they are "
+            "(append-only evidence: rollback never removes log lines; `memdir purge` removes text)"
+        )
+    return line
 
 
 @click.command(name="audit")

@@ -334,18 +334,27 @@ def retract(store: Path, events: list[dict[str, Any]], stones: list[str]) -> Non
     """Take ``events`` and tombstone ``stones`` out again after their write failed; never raise.
 
     Only the lines themselves are dropped (by event id, or the exact tombstone line); lines
-    appended meanwhile by others stay (:func:`memdir.kernel.appendlog.rewrite`).
+    appended meanwhile by others stay (:func:`memdir.kernel.appendlog.rewrite`). A log file
+    left empty was created by the failed write itself (audit lines are appended only under the
+    store lock, which the caller holds), so it is removed: a failed write leaves nothing behind.
     """
     from memdir.kernel.errors import MemdirError
 
     ids = {str(e["id"]) for e in events}
+    touched = [TOMBSTONES] if stones else []
     for rel in {log_path(str(e["at"])) for e in events}:
+        touched.append(rel)
         with contextlib.suppress(MemdirError, OSError):
             appendlog.rewrite(store / rel, lambda line: not _names_event(line, ids))
     if stones:
         drop = {s.encode("utf-8") for s in stones}
         with contextlib.suppress(MemdirError, OSError):
             appendlog.rewrite(store / TOMBSTONES, lambda line: line not in drop)
+    for rel in touched:
+        path = store / rel
+        with contextlib.suppress(OSError):
+            if path.stat().st_size == 0:
+                path.unlink()
 
 
 def _names_event(line: bytes, ids: set[str]) -> bool:

@@ -458,8 +458,8 @@ def _audit_findings(store: Path, report: Report) -> None:
 
     A record whose current SHA-256 no audit event names as its ``after`` was changed outside
     memdir (a hand edit, a tool, a copy) or written before the store kept an audit log; it is
-    named as a warning. A store with no audit log at all (made before memdir kept one) gets
-    one line of information instead.
+    named as information, since people may edit records by hand. A store with no audit log at
+    all (made before memdir kept one) gets one line of information instead.
     """
     from memdir.kernel import audit
 
@@ -487,7 +487,7 @@ def _audit_findings(store: Path, report: Report) -> None:
     for path in unaudited[:LISTED_LINES]:
         report.findings.append(
             Finding(
-                "warning",
+                "info",
                 "unaudited_record",
                 f"{path.stem}: its current content has no audit event (changed outside "
                 "memdir, or written before the audit log existed)",
@@ -498,7 +498,7 @@ def _audit_findings(store: Path, report: Report) -> None:
     if len(unaudited) > LISTED_LINES:
         report.findings.append(
             Finding(
-                "warning",
+                "info",
                 "unaudited_record",
                 f"{len(unaudited) - LISTED_LINES} more record(s) have no audit event",
             )

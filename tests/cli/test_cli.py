@@ -166,10 +166,12 @@ def test_a_person_may_lower_the_origin_to_agent(store: Path) -> None:
 
 
 def test_near_duplicate_update_is_reported_on_stderr(store: Path) -> None:
-    run_cli("remember", "The staging server restarts on Sundays")
+    first = run_cli("remember", "The staging server restarts on Sundays").stdout.strip()
     result = run_cli("remember", "the staging server restarts on sundays")
     assert result.exit_code == 0
-    assert "near-duplicate" in result.stderr
+    # Nothing would change but the time: no new record, no commit, and the person is told so.
+    assert f"already known: {first}" in result.stderr
+    assert result.stdout.strip() == first
 
 
 def test_remember_dash_reads_standard_input(store: Path) -> None:

@@ -490,19 +490,28 @@ def claude_project_key(project: Path) -> str:
     Claude Code 2.1.332: `claude mcp add -s local` run in a subfolder writes the checkout's top),
     and on the folder itself outside git.
     """
+    return str(checkout_top(project))
+
+
+def checkout_top(folder: Path) -> Path:
+    """Return the top folder of the git checkout holding ``folder``, or ``folder`` outside git.
+
+    Both resolved (absolute, links followed). Asks the project's own git (``rev-parse
+    --show-toplevel``, 30 s at most); any failure means "not in a checkout".
+    """
     try:
         done = subprocess.run(
             ["git", "rev-parse", "--show-toplevel"],
-            cwd=project,
+            cwd=folder,
             capture_output=True,
             text=True,
             timeout=30,
             check=False,
         )
     except (OSError, subprocess.SubprocessError):
-        return str(project.resolve())
+        return folder.resolve()
     top = done.stdout.strip()
-    return str(Path(top).resolve()) if done.returncode == 0 and top else str(project.resolve())
+    return Path(top).resolve() if done.returncode == 0 and top else folder.resolve()
 
 
 def _record_path(store: Path, spec: HostSpec, project: Path) -> Path:

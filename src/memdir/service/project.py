@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -210,20 +209,9 @@ def install_dir(directory: Path | None) -> Path:
     """
     if directory is not None:
         return directory.resolve()
-    cwd = Path.cwd()
-    try:
-        done = subprocess.run(
-            ["git", "rev-parse", "--show-toplevel"],
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return cwd.resolve()
-    top = done.stdout.strip()
-    return Path(top).resolve() if done.returncode == 0 and top else cwd.resolve()
+    from memdir.hosts.install import checkout_top
+
+    return checkout_top(Path.cwd())
 
 
 def install(

@@ -95,3 +95,14 @@ def test_rollback_undoes_the_import(store: Path, tmp_path: Path) -> None:
     assert report["imported"] == 4
     rollback(store, report["commit"])
     assert texts(store) == {}
+
+
+def test_a_dry_run_in_the_terminal_names_where_each_refusal_is(store: Path) -> None:
+    from tests.conftest import run_cli
+
+    report = run_import("claude-memory", MEMORY, "--dry-run")
+    (refused,) = [d for d in report["details"] if d["outcome"] == "refused"]
+    text = run_cli("import", "--from", "claude-memory", str(MEMORY), "--dry-run").stdout
+    assert "refused 1: holds a secret" in text
+    assert f"  {refused['place']}" in text.splitlines()  # the place, on its own line
+    assert "would import 4 records" in text  # and the counts are still there

@@ -554,6 +554,9 @@ def _render_imported(v: dict[str, Any]) -> str:
     for label, key in (("refused", "refused_by_reason"), ("skipped", "skipped_by_reason")):
         for why, n in sorted(v[key].items()):
             lines.append(f"{label} {n}: {why}")
+            lines.extend(  # where each one is in the source (the first MAX_LISTED of all)
+                f"  {d['place']}" for d in v["details"] if d["outcome"] == label and d["why"] == why
+            )
     if v["commit"]:
         lines.append(f"commit {v['commit'][:12]} (undo: memdir rollback {v['commit'][:12]})")
     return "\n".join(lines)

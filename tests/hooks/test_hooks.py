@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -418,3 +420,18 @@ def test_the_observer_completes_a_spooled_request_as_the_owner_not_a_candidate(
         ("Releases are cut on Fridays", "owner", "active")
     ]
     assert not list((store / "state" / "explicit-spool").glob("*.json"))
+
+
+def test_hook_help_tells_a_person_the_events_and_logs_no_failure(store: Path) -> None:
+    """`memdir hook --help` is a person asking: usage on stdout, exit 0, nothing logged."""
+    done = subprocess.run(
+        [sys.executable, "-m", "memdir", "hook", "--help"],
+        capture_output=True,
+        text=True,
+        cwd=store.parent,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 0
+    assert done.stdout.startswith("Usage: memdir hook EVENT") and "UserPromptSubmit" in done.stdout
+    assert not (store / "state" / "hook-errors.log").exists()

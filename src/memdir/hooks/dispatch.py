@@ -279,8 +279,25 @@ def show_preview(event_arg: str, options: dict[str, str], payload: dict[str, Any
     return 0
 
 
+USAGE = """\
+Usage: memdir hook EVENT [--host HOST] [--preview [--json] [--prompt TEXT]]
+
+  The entry point the coding agent's hooks run: reads the host's JSON payload on stdin,
+  prints nothing or one JSON object, always exits 0 (DESIGN §7). `memdir install` wires it.
+
+  EVENT   SessionStart UserPromptSubmit PreToolUse PostToolUse PostToolUseFailure
+          PostToolBatch Stop PreCompact PostCompact SessionEnd (or the host's own names)
+  --host  claude-code (default), codex, gemini, ... (`memdir hosts` lists them)
+  --preview  print what the agent would be given, writing nothing (`--json`: the exact JSON)
+"""
+"""Printed for ``memdir hook --help`` (a person asking; hosts never pass it)."""
+
+
 def run(argv: list[str]) -> int:
     """Handle one hook invocation; return the process exit status, which is always 0."""
+    if "--help" in argv or "-h" in argv:
+        sys.stdout.write(USAGE)
+        return 0
     if "--preview" in argv:
         return run_preview(argv)
     if os.environ.get(GUARD):

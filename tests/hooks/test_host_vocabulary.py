@@ -21,6 +21,7 @@ from memdir import service
 from memdir.kernel import session
 from tests.conftest import SHARED
 from tests.hooks.conftest import HookRun, _base_env, run_hook
+from tests.mcp.test_server import INITIALIZE
 
 PAYLOADS = SHARED / "data" / "host-payloads"
 TRANSCRIPTS = SHARED / "data" / "claude-code-transcripts"
@@ -307,16 +308,7 @@ def test_a_save_through_memdir_mcp_tools_is_recognised_under_any_name(
 def _mcp_remember(store: Path, env: dict[str, str], text: str) -> None:
     """Save ``text`` through a real ``memdir serve`` over stdio, as a host would."""
     requests = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "test-host", "version": "0"},
-            },
-        },
+        INITIALIZE,
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {
             "jsonrpc": "2.0",
@@ -548,16 +540,7 @@ def test_without_a_session_id_the_host_process_ties_a_save_to_its_session(store:
         run_hook("PostToolUse", {**base, **edit, "tool_response": {}}, cwd=store.parent)
     call = {"name": "memory_remember", "arguments": {"text": "x starts at one"}}
     requests = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "a-host", "version": "0"},
-            },
-        },
+        INITIALIZE,
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call},
     ]

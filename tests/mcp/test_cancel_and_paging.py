@@ -25,6 +25,7 @@ from memdir import service
 from memdir.kernel.ids import mint_id
 from memdir.kernel.lock import store_lock
 from memdir.service.memory import import_records
+from tests.mcp.test_server import INITIALIZE
 
 SERVE = [sys.executable, "-m", "memdir", "serve"]
 HOST_CAP_TOKENS = 18_000
@@ -32,19 +33,7 @@ HOST_CAP_TOKENS = 18_000
 PROMPT_EXIT_SECONDS = 15.0
 """A generous bound on a shared 2-core machine; the bug held the process for 60 s."""
 
-HANDSHAKE = [
-    {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "test", "version": "0"},
-        },
-    },
-    {"jsonrpc": "2.0", "method": "notifications/initialized"},
-]
+HANDSHAKE = [INITIALIZE, {"jsonrpc": "2.0", "method": "notifications/initialized"}]
 
 
 def _remember(request_id: int, text: str) -> dict[str, Any]:

@@ -28,6 +28,7 @@ class HostSpec:
     binary: str = ""
     mcp_timeout_ms: int = 0
     notes: str = ""
+    loses: str = ""  # what memdir cannot do in this host, in words
 
     def scope(self, shared: bool) -> dict[str, object]:
         """Return where an install of this kind writes (``hooks``, ``mcp``, ``instructions``…)."""

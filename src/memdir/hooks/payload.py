@@ -11,6 +11,8 @@ Imports: standard library and the kernel only.
 
 from __future__ import annotations
 
+import re
+
 from memdir.kernel.hookio import dict_field, text_field
 from memdir.kernel.hosttable import CANONICAL_EVENTS, HOSTS, payload_field
 
@@ -143,6 +145,10 @@ def _flatten(host: str, event_arg: str, payload: dict[str, Any]) -> dict[str, An
     """
     if host == "copilot":
         flat = dict(payload)
+        if payload.get("source") == "new":  # Copilot CLI's fresh session
+            flat["source"] = "startup"
+        if isinstance(payload.get("transcriptPath"), str):
+            flat["transcript_path"] = payload["transcriptPath"]
         args = payload.get("toolArgs", payload.get("tool_input"))
         if args is not None:
             flat["tool_input"] = _json_object(args)
@@ -150,7 +156,12 @@ def _flatten(host: str, event_arg: str, payload: dict[str, Any]) -> dict[str, An
         if isinstance(result, dict):
             kind = result.get("resultType", result.get("result_type"))
             text = result.get("textResultForLlm", result.get("text_result_for_llm"))
-            flat["tool_response"] = {"success": kind in (None, "success"), "output": text}
+            response: dict[str, Any] = {"success": kind in (None, "success"), "output": text}
+            # a shell call's result ends "<shellId: N completed with exit code C>"
+            found = re.search(r"completed with exit code (-?\d+)>\s*$", str(text or ""))
+            if found:
+                response["exit_code"] = int(found.group(1))
+            flat["tool_response"] = response
         return flat
     if host == "cline":
         name = text_field(payload, "hookName") or event_arg

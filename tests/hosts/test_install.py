@@ -491,7 +491,7 @@ def test_hosts_lists_every_host_and_what_it_lacks() -> None:
     assert rows["claude-code"]["installable"]
     assert rows["claude-code"]["personal"]["hooks"] == ".claude/settings.local.json"
     assert rows["codex"]["events"]["SessionEnd"] is None
-    assert not rows["cursor"]["installable"]
+    assert rows["cursor"]["installable"]
 
 
 def test_hosts_names_each_file_once_and_labels_project_files(

@@ -139,7 +139,8 @@ _WINDSURF_TOOLS = {
 def _flatten(host: str, event_arg: str, payload: dict[str, Any]) -> dict[str, Any]:
     """Return a host's payload in Claude Code's field names (hosts that nest or rename them).
 
-    Copilot CLI: ``toolArgs`` (object or JSON string), ``toolResult.resultType``. Cline: the
+    Copilot CLI: ``toolArgs`` (object or JSON string), ``toolResult.resultType``. Cursor:
+    ``tool_output``, a JSON string. Cline: the
     event's fields under its own key (``preToolUse.{toolName, parameters}``), ``taskId``,
     ``workspaceRoots``. Windsurf: ``agent_action_name``, ``trajectory_id`` and ``tool_info``.
     """
@@ -162,6 +163,11 @@ def _flatten(host: str, event_arg: str, payload: dict[str, Any]) -> dict[str, An
             if found:
                 response["exit_code"] = int(found.group(1))
             flat["tool_response"] = response
+        return flat
+    if host == "cursor" and "tool_output" in payload:
+        flat = dict(payload)  # a JSON string of the tool's result (``{"exitCode": 0, …}``)
+        output = payload.get("tool_output")
+        flat["tool_response"] = _json_object(output) or {"output": output}
         return flat
     if host == "cline":
         name = text_field(payload, "hookName") or event_arg
@@ -246,7 +252,7 @@ def normalise(host: str, event_arg: str, payload: dict[str, Any]) -> HookEvent:
         tool=_tool(host, raw_tool),
         tool_input=tool_input,
         tool_response=payload.get("tool_response", payload.get("toolResult")),
-        error=text_field(payload, "error"),
+        error=text_field(payload, "error", "error_message"),
         last_message=text_field(
             payload,
             *payload_field(host, "last_message"),

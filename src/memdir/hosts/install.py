@@ -965,7 +965,8 @@ def apply(plan_: Plan, store: Path, spec: HostSpec, *, remove: bool) -> None:
                 originals[change.key] = str(backup)
         if change.after is None:
             change.path.unlink(missing_ok=True)
-            _remove_empty_parents(change.path.parent, plan_.project)
+            top = plan_.project if change.path.is_relative_to(plan_.project) else Path.home()
+            _remove_empty_parents(change.path.parent, top)
             written.pop(change.key, None)
             originals.pop(change.key, None)
         else:

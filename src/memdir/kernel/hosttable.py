@@ -226,6 +226,9 @@ _HOOK_JSON_HOSTS: dict[str, dict[str, Any]] = {
                 "Qwen Code reads a project's .qwen/settings.json (hooks and servers) only in a "
                 "trusted folder: accept the folder-trust prompt when `qwen` starts in the "
                 "project (it writes ~/.qwen/trustedFolders.json).",
+                "Qwen Code asks each person to approve a project's MCP server: run `qwen mcp "
+                "approve memdir` (or approve it when `qwen` starts); `qwen mcp list` says "
+                "'Pending approval' until then.",
             ),
         },
         "notes": "Claude Code's events, matchers and answers; hook timeouts in seconds (0.24: "
@@ -252,14 +255,14 @@ _HOOK_JSON_HOSTS: dict[str, dict[str, Any]] = {
         "timeout_unit": "s",
         "project_dir_env": "FACTORY_PROJECT_DIR",
         "personal": {
-            "hooks": ".factory/hooks.json",
+            "hooks": ".factory/settings.json",
             "mcp": ".factory/mcp.json",
             "mcp_format": "mcpServers",
             "instructions": "AGENTS.md",
             "command": "path",
         },
         "shared": {
-            "hooks": ".factory/hooks.json",
+            "hooks": ".factory/settings.json",
             "mcp": ".factory/mcp.json",
             "mcp_format": "mcpServers",
             "instructions": "AGENTS.md",
@@ -278,7 +281,8 @@ _HOOK_JSON_HOSTS: dict[str, dict[str, Any]] = {
             "PreToolUse": "preToolUse",
             "PostToolUse": "postToolUse",
             "PostToolUseFailure": "postToolUseFailure",
-            "Stop": "stop",
+            # the answer's text comes with afterAgentResponse; `stop` carries only a status
+            "Stop": "afterAgentResponse",
             "PreCompact": "preCompact",
             "SessionEnd": "sessionEnd",
         },
@@ -293,6 +297,7 @@ _HOOK_JSON_HOSTS: dict[str, dict[str, Any]] = {
         "payload": {
             **_COMMON_PAYLOAD,
             "session": ("conversation_id", "session_id"),
+            "last_message": ("text",),
         },
         "output": "cursor",
         "timeout_unit": "s",
@@ -628,14 +633,16 @@ def mcp_tool_name(host: str, tool: str, server: str = SERVER_NAME) -> str:
 def memdir_mcp_tool(name: str) -> str:
     """Return memdir's own MCP tool name hidden in a host's qualified tool name, or "".
 
-    Recognises every host's naming: ``mcp__memdir__memory_remember`` (Claude Code, Codex),
-    ``mcp_memdir_memory_remember`` (Gemini CLI), ``memdir-memory_remember`` (Copilot CLI),
-    ``memdir__memory_remember`` and ``memdir_memory_remember``.
+    Recognises every host's naming: ``mcp__memdir__memory_remember`` (Claude Code, Codex,
+    Qwen Code), ``mcp_memdir_memory_remember`` (Gemini CLI), ``memdir-memory_remember`` (Copilot
+    CLI), ``memdir___memory_remember`` (Factory Droid), ``MCP:memory_remember`` (Cursor, which
+    drops the server's name), ``memdir__memory_remember`` and ``memdir_memory_remember``.
 
     Args:
         name: a tool name from any host's payload.
     """
-    for prefix in ("mcp__memdir__", "mcp_memdir_", "memdir-", "memdir__", "memdir_"):
+    prefixes = ("mcp__memdir__", "mcp_memdir_", "memdir-", "memdir___", "memdir__", "memdir_")
+    for prefix in (*prefixes, "MCP:"):
         if name.startswith(prefix):
             rest = name[len(prefix) :]
             return rest if rest in MEMDIR_MCP_TOOLS else ""

@@ -86,7 +86,7 @@ class ScriptedMessages:
     summaries: int = 0
     unexpected: list[str] = field(default_factory=list)
     input_tokens: int = 120
-    big_after: str = ""  # report a huge prompt on the turn after this label (to compact)
+    big_on: str = ""  # the turn with this label reports a prompt near a 200k window (compaction)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     def script(self, *turns: tuple[str, list[dict[str, Any]]]) -> None:
@@ -119,7 +119,7 @@ class ScriptedMessages:
             self.side.append(body)
         else:
             label, blocks = self.queue.pop(0) if self.queue else ("extra", say("Nothing more."))
-            if self.big_after and self.exchanges and self.exchanges[-1].label == self.big_after:
+            if self.big_on and label == self.big_on:
                 tokens = 190_000
             self.exchanges.append(Exchange(label, body))
         model = str(body.get("model") or self.model)

@@ -55,7 +55,8 @@ def _text_of(message: Any) -> str:
 def last_assistant_message(transcript: str) -> str:
     """Return the newest main-agent assistant text in a JSONL transcript ("" if none).
 
-    Reads Claude Code's transcript rows and Copilot CLI's ``events.jsonl`` rows.
+    Reads Claude Code's transcript rows, Copilot CLI's ``events.jsonl`` rows and Factory
+    Droid's session rows.
 
     Only the transcript's last :data:`TRANSCRIPT_TAIL_BYTES` are read; lines that are not JSON,
     sidechain (subagent) lines and assistant lines holding only tool calls are skipped.
@@ -90,6 +91,13 @@ def last_assistant_message(transcript: str) -> str:
             content = data.get("content")
             if isinstance(content, str) and content.strip() and not data.get("parentToolCallId"):
                 return content[:MESSAGE_CHARS]
+            continue
+        message = row.get("message")
+        if row.get("type") == "message" and isinstance(message, dict):
+            # Factory Droid's session JSONL: {"type": "message", "message": {"role": …}}
+            text = _text_of(message) if message.get("role") == "assistant" else ""
+            if text.strip():
+                return text[:MESSAGE_CHARS]
             continue
         if row.get("type") != "assistant" or row.get("isSidechain"):
             continue

@@ -268,8 +268,9 @@ _HOOK_JSON_HOSTS: dict[str, dict[str, Any]] = {
             "instructions": "AGENTS.md",
             "command": "path",
         },
-        "notes": "Claude-compatible events and answers; no PostToolUseFailure, PostToolBatch "
-        "or PostCompact",
+        "notes": "Claude-compatible events and answers; `droid exec` fires no UserPromptSubmit "
+        "(no per-prompt recall there) and no hook after a failed tool call; no "
+        "PostToolUseFailure, PostToolBatch or PostCompact",
     },
     "cursor": {
         "title": "Cursor",

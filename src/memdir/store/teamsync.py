@@ -309,6 +309,8 @@ def push(store: Path, url: str, branch: str, commit: str) -> bool:
     text = (done.stdout + done.stderr).decode("utf-8", "replace")
     if "[rejected]" in text or "fetch first" in text or "non-fast-forward" in text:
         return False
+    if "[remote rejected]" in text and ("lock" in text or "expected" in text):
+        return False  # another push won the race for the remote branch: fetch and merge again
     raise GitError(f"cannot push to {branch} at {url}: {text.strip() or 'git push failed'}")
 
 

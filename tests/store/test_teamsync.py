@@ -26,7 +26,7 @@ from memdir.kernel.recordfile import dump
 from memdir.service import memory
 from memdir.service import project as project_service
 from memdir.store import teamsync
-from tests.conftest import git
+from tests.conftest import git, run_cli
 
 
 def _team(tmp_path: Path, count: int) -> tuple[Path, list[Path]]:
@@ -148,6 +148,10 @@ def test_a_rejection_wins_over_a_concurrent_edit_and_review_lists_the_resolution
         assert kept[0].text == belief.text and kept[0].superseded_by == corrected.id
     listed = memory.sync_resolutions(a)
     assert [d["id"] for d in listed] == [kept[0].id]
+    shown = run_cli("review", "--store", str(b), "--json")
+    assert [d["id"] for d in json.loads(shown.output)["sync_resolutions"]] == [kept[0].id]
+    text = run_cli("review", "--store", str(b)).output
+    assert kept[0].id in text and "resolved automatically by `memdir sync`" in text
     assert [h.doc["id"] for h in service.recall(a, "staging cluster").hits] == [corrected.id]
 
 

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 import pytest
 
 from memdir import service
-from memdir.kernel.clock import parse_instant
+from memdir.kernel.base.clock import parse_instant
 from memdir.service import memory
 
 

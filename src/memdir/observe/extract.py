@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memdir.kernel.explicit import find_requests, infer_kind
+from memdir.kernel.base.explicit import find_requests, infer_kind
 
 MIN_CHARS = 12
 """Turns shorter than this are noise (acknowledgements, "ok", emoji)."""

@@ -332,7 +332,7 @@ def list_(
     """List records, most recently updated first.
 
     \b
-    Examples:
+    Example:
         memdir list --status active --kind rule
         memdir list --tag 坑
         memdir list --entity-type person
@@ -459,7 +459,7 @@ def forget(
     forgets only with --yes (without it, it lists them and changes nothing).
 
     \b
-    Examples:
+    Example:
         memdir forget f-01jc9x2k7q4fz2 --reason "no longer relevant"
         memdir forget --tag 坑
         memdir forget --match "redis cache" --yes

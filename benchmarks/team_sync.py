@@ -37,8 +37,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from memdir import service  # noqa: E402
-from memdir.kernel.model import Record  # noqa: E402
-from memdir.kernel.recordfile import dump  # noqa: E402
+from memdir.kernel.base.model import Record  # noqa: E402
+from memdir.kernel.storage.recordfile import dump  # noqa: E402
 from memdir.service import project as project_service  # noqa: E402
 
 WORDS = [

@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 
 from memdir import service
-from memdir.kernel.errors import GitError, UsageError
-from memdir.kernel.model import Record
-from memdir.kernel.recordfile import dump
+from memdir.kernel.base.errors import GitError, UsageError
+from memdir.kernel.base.model import Record
+from memdir.kernel.storage.recordfile import dump
 from memdir.service import memory
 from memdir.service import project as project_service
 from memdir.store import teamsync

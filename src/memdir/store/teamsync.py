@@ -5,7 +5,8 @@ default the project's own ``origin`` on the orphan branch ``memdir``. Where is p
 store's git config keys ``memdir.remote`` and ``memdir.branch``, set by ``memdir remote``);
 the transport and the credentials are the person's own git's (ssh keys, credential helpers,
 ``insteadOf``), memdir has none of its own. Every git call goes through
-:func:`memdir.kernel.gitio.run_git`, so a person's git configuration cannot change what it does.
+:func:`memdir.kernel.storage.gitio.run_git`, so a person's git configuration cannot change
+what it does.
 
 A sync, under the store lock:
 
@@ -33,7 +34,7 @@ Merge rules (one file per record keeps independent additions apart):
   merge, or any other file changed differently on both sides, is a conflict.
 
 Journals and action logs are per machine once a store is shared
-(:func:`memdir.kernel.journal.log_name`), so they never conflict.
+(:func:`memdir.kernel.storage.journal.log_name`), so they never conflict.
 """
 
 from __future__ import annotations
@@ -49,16 +50,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memdir.kernel import anatomy, audit, gitio, journal, manifest
-from memdir.kernel.atomic import write_atomic
-from memdir.kernel.caller import Caller
-from memdir.kernel.clock import parse_instant
-from memdir.kernel.errors import GitError, MemdirError, RecordParseError, UsageError
-from memdir.kernel.ids import CROCKFORD, KIND_PREFIX
-from memdir.kernel.lock import store_lock
-from memdir.kernel.model import Record
-from memdir.kernel.paths import state_dir
-from memdir.kernel.recordfile import dump
+from memdir.kernel.base.atomic import write_atomic
+from memdir.kernel.base.caller import Caller
+from memdir.kernel.base.clock import parse_instant
+from memdir.kernel.base.errors import GitError, MemdirError, RecordParseError, UsageError
+from memdir.kernel.base.ids import CROCKFORD, KIND_PREFIX
+from memdir.kernel.base.model import Record
+from memdir.kernel.filemap import anatomy
+from memdir.kernel.storage import audit, gitio, journal, manifest
+from memdir.kernel.storage.lock import store_lock
+from memdir.kernel.storage.paths import state_dir
+from memdir.kernel.storage.recordfile import dump
 from memdir.records import codec
 
 DEFAULT_REMOTE = "origin"
@@ -195,7 +197,7 @@ def ensure_machine(store: Path) -> str:
     """Return this machine's name for the store's log files, choosing one the first time.
 
     From then on the journal and action log are written per machine
-    (:func:`memdir.kernel.journal.log_name`). The name is the host name (lower case, at most
+    (:func:`memdir.kernel.storage.journal.log_name`). The name is the host name (lower case, at most
     20 characters) and 4 random hex digits, kept in the machine-local ``state/machine``.
     """
     found = journal.machine_id(store)

@@ -153,7 +153,7 @@ def run_records(count: int, queries: int, scans: int) -> dict[str, object]:
         for q in asked[: max(scans * 4, 20)]:
             t0 = time.perf_counter()
             wanted = set(terms(q))
-            rows = handle.index.conn.execute("SELECT id, text FROM records WHERE status='active'")
+            rows = [(r[0], r[3]) for r in handle.index.record_texts(statuses=("active",))]
             scored = [(len(wanted & set(terms(text))), rid) for rid, text in rows]
             scored.sort(reverse=True)
             brute_times.append((time.perf_counter() - t0) * 1000)

@@ -56,7 +56,7 @@ from memdir.kernel.manifest import Manifest
 from memdir.kernel.model import ACCEPTED_ORIGINS, TRANSITIONS, Record, relative_path
 from memdir.kernel.recordfile import Parsed, read_canonical
 from memdir.kernel.redact import check_text, strip_private
-from memdir.kernel.text import fts_match, normalized_text, query_terms, similarity
+from memdir.kernel.text import normalized_text, query_terms, similarity
 
 MAX_TEXT_CHARS = 4000
 """Longest belief text: a belief is a sentence or a short paragraph; prose goes in the body."""
@@ -233,27 +233,11 @@ def find_similar(
 ) -> list[tuple[float, dict[str, Any]]]:
     """Return ``(similarity, doc)`` for records at or above ``threshold``, most similar first."""
     terms = query_terms(text)
-    statuses = list(statuses)
-    marks = ",".join("?" * len(statuses))
-    rows: list[tuple[str]] = []
-    if terms:
-        rows = index.conn.execute(
-            "SELECT r.doc FROM records_fts JOIN records r ON r.rowid = records_fts.rowid"  # noqa: S608
-            f" WHERE records_fts MATCH ? AND r.status IN ({marks})"
-            " ORDER BY bm25(records_fts, 4, 3, 2, 1) LIMIT ?",
-            (fts_match(terms), *statuses, SIMILAR_POOL),
-        ).fetchall()
-    else:  # no words at all (emoji, symbols): compare against exact texts
-        rows = index.conn.execute(
-            f"SELECT doc FROM records WHERE status IN ({marks}) AND text = ?",  # noqa: S608
-            (*statuses, text),
-        ).fetchall()
-    import json
-
+    # No words at all (emoji, symbols): the index compares against exact texts.
+    docs = index.similar_candidates(terms, text, list(statuses), SIMILAR_POOL)
     found = []
     key = normalized_text(text)
-    for (doc_json,) in rows:
-        doc = json.loads(doc_json)
+    for doc in docs:
         score = 1.0 if normalized_text(doc["text"]) == key else similarity(text, doc["text"])
         if score >= threshold:
             found.append((score, doc))

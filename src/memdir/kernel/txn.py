@@ -29,7 +29,6 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +36,7 @@ from pathlib import Path
 from memdir.kernel import audit, gitio
 from memdir.kernel.atomic import fsync_dir, write_atomic
 from memdir.kernel.errors import GitError, GitStateError, RejectedBeliefError
-from memdir.kernel.index import FileStat, Index
+from memdir.kernel.index import FileStat, Index, OperationalError
 from memdir.kernel.model import Record
 from memdir.kernel.paths import state_dir
 from memdir.kernel.recordfile import dump, read_canonical
@@ -289,7 +288,7 @@ def _replay(
         if not recovering:
             _drop_intent(store, before, restored)
         raise
-    with contextlib.suppress(sqlite3.OperationalError):
+    with contextlib.suppress(OperationalError):
         # Busy past the timeout: the next stat scan indexes these files (module docstring).
         _reindex(store, index, texts)
     with contextlib.suppress(FileNotFoundError):

@@ -187,19 +187,8 @@ def reindex(store: Path) -> ScanReport:
         try:
             # One transaction: a reindex killed at any instant leaves the old index whole, and
             # readers that never scan (hooks) never see it empty.
-            with index.write() as conn:
-                for table in (
-                    "records_fts",
-                    "records",
-                    "links",
-                    "files",
-                    "turns_fts",
-                    "turns",
-                    "journal_files",
-                    "turn_df",
-                ):
-                    conn.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
-                conn.execute("UPDATE fts_stats SET docs = 0, tokens = 0")
+            with index.write():
+                index.clear()
                 handle = Handle(store, index, settings, read=tolerant_reader(settings.scope))
                 report = scan_records(handle)
                 turns = journal.sync_journal(index, store)

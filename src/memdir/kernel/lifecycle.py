@@ -33,7 +33,7 @@ import dataclasses
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memdir.kernel import audit, authority, txn
 from memdir.kernel.authority import Proposal
@@ -50,13 +50,15 @@ from memdir.kernel.errors import (
     UsageError,
 )
 from memdir.kernel.ids import KIND_PREFIX, check_id, mint_id
-from memdir.kernel.index import Index
 from memdir.kernel.lock import DEFAULT_TIMEOUT_SECONDS, store_lock
 from memdir.kernel.manifest import Manifest
 from memdir.kernel.model import ACCEPTED_ORIGINS, TRANSITIONS, Record, relative_path
 from memdir.kernel.recordfile import Parsed, read_canonical
 from memdir.kernel.redact import check_text, strip_private
 from memdir.kernel.text import normalized_text, query_terms, similarity
+
+if TYPE_CHECKING:
+    from memdir.kernel.index.interface import IndexBackend
 
 MAX_TEXT_CHARS = 4000
 """Longest belief text: a belief is a sentence or a short paragraph; prose goes in the body."""
@@ -77,7 +79,7 @@ class Handle:
     """An open store for lifecycle operations: folder, index, manifest and a tolerant reader."""
 
     store: Path
-    index: Index
+    index: IndexBackend
     manifest: Manifest
     read: Reader | None = None
     lock_timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
@@ -229,7 +231,7 @@ def load(handle: Handle, record_id: str) -> tuple[Record, str]:
 
 
 def find_similar(
-    index: Index, text: str, threshold: float, statuses: Iterable[str]
+    index: IndexBackend, text: str, threshold: float, statuses: Iterable[str]
 ) -> list[tuple[float, dict[str, Any]]]:
     """Return ``(similarity, doc)`` for records at or above ``threshold``, most similar first."""
     terms = query_terms(text)

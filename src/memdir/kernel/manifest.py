@@ -71,6 +71,7 @@ SETTINGS: dict[str, object] = {
     "promote_corroborated": True,
     "observe_every_seconds": 300,
     "stale_days": 180,
+    "index_backend": "",
 }
 """Every setting with its default (the TOML keys are documented in :data:`TEMPLATE`)."""
 
@@ -93,6 +94,7 @@ class Manifest:
     promote_corroborated: bool
     observe_every_seconds: int
     stale_days: int
+    index_backend: str
 
     def __init__(self, **values: Any) -> None:
         unknown = set(values) - set(SETTINGS)
@@ -124,6 +126,8 @@ def _get(
 
 
 CACHE_NAME = "manifest.json"
+POSTGRES_SCHEMES = ("postgres://", "postgresql://")
+"""``[index] backend`` values that name a PostgreSQL index (:mod:`memdir.pgindex`)."""
 
 
 def load(store: Path) -> Manifest:
@@ -188,6 +192,11 @@ def parse(store: Path) -> Manifest:
     duplicate_read = _get(hooks, "duplicate_read", str, "deny", where + " [hooks]")
     if duplicate_read not in ("deny", "warn", "off"):
         raise ManifestError(f"{where} [hooks]: duplicate_read must be deny, warn or off")
+    backend = _get(_get(data, "index", dict, {}, where), "backend", str, "", where + " [index]")
+    if backend not in ("", "sqlite") and not backend.startswith(POSTGRES_SCHEMES):
+        raise ManifestError(
+            f'{where} [index]: backend must be "sqlite" or a postgres:// URI, not {backend!r}'
+        )
     scope = _get(data, "scope", str, "project", where)
     if scope not in ("project", "user"):
         raise ManifestError(f'{where}: scope must be "project" or "user", not {scope!r}')
@@ -210,6 +219,7 @@ def parse(store: Path) -> Manifest:
         ),
         promote_corroborated=_get(policy, "promote_corroborated", bool, True, where + " [policy]"),
         stale_days=_get(policy, "stale_days", int, 180, where + " [policy]"),
+        index_backend="" if backend == "sqlite" else backend,
         observe_every_seconds=_get(
             _get(data, "observer", dict, {}, where),
             "observe_every_seconds",

@@ -36,10 +36,14 @@ from pathlib import Path
 from memdir.kernel import audit, gitio
 from memdir.kernel.atomic import fsync_dir, write_atomic
 from memdir.kernel.errors import GitError, GitStateError, RejectedBeliefError
-from memdir.kernel.index import FileStat, Index, OperationalError
+from memdir.kernel.index import FileStat, OperationalError
 from memdir.kernel.model import Record
 from memdir.kernel.paths import state_dir
 from memdir.kernel.recordfile import dump, read_canonical
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memdir.kernel.index.interface import IndexBackend
 
 INTENT_NAME = "intent.json"
 REFUSED_INTENT_NAME = "intent.refused.json"
@@ -85,7 +89,7 @@ def _intent_path(store: Path) -> Path:
 
 def apply(
     store: Path,
-    index: Index,
+    index: IndexBackend,
     changes: list[Change],
     message: str,
     *,
@@ -157,7 +161,7 @@ def _text_changed(store: Path, rel: str, text: str) -> bool:
 
 def apply_texts(
     store: Path,
-    index: Index,
+    index: IndexBackend,
     texts: dict[str, str | None],
     message: str,
     *,
@@ -248,7 +252,7 @@ def _put(target: Path, data: bytes | None) -> None:
 
 def _replay(
     store: Path,
-    index: Index,
+    index: IndexBackend,
     texts: dict[str, str | None],
     message: str,
     *,
@@ -326,7 +330,7 @@ def _drop_intent(store: Path, before: dict[str, bytes | None], restored: bool) -
             path.unlink(missing_ok=True)
 
 
-def _reindex(store: Path, index: Index, texts: dict[str, str | None]) -> None:
+def _reindex(store: Path, index: IndexBackend, texts: dict[str, str | None]) -> None:
     with index.write():
         for rel, text in texts.items():
             if not rel.startswith("records/"):
@@ -339,7 +343,7 @@ def _reindex(store: Path, index: Index, texts: dict[str, str | None]) -> None:
                 index.upsert_record(parsed.record, rel, FileStat.of(store / rel), [])
 
 
-def recover(store: Path, index: Index) -> bool:
+def recover(store: Path, index: IndexBackend) -> bool:
     """Finish a logical write that a killed process left behind; return whether there was one.
 
     The caller holds the store lock.

@@ -37,13 +37,17 @@ from memdir.store.setup import Initialised
 
 
 @contextmanager
-def opened(store: Path, *, scan_records: bool = True) -> Iterator[Handle]:
+def opened(
+    store: Path, *, scan_records: bool = True, backend: str | None = None
+) -> Iterator[Handle]:
     """Open ``store`` with its index brought up to date; close it afterwards.
+
+    ``backend`` overrides the manifest's ``[index] backend`` (see :func:`scan.open_handle`).
 
     A record that is not found because it was purged is reported as purged (still
     :class:`NotFoundError`, exit 4), so the user learns it was erased on purpose.
     """
-    handle = scan.open_handle(store, scan=scan_records)
+    handle = scan.open_handle(store, scan=scan_records, backend=backend)
     try:
         yield handle
         # Corrections, rejections and forgets reach Claude Code's auto-memory at once: when
@@ -329,9 +333,48 @@ def graph(store: Path, record_id: str, depth: int = 1) -> graph_mod.Graph:
         return graph_mod.graph(handle.index, record_id, depth)
 
 
-def catalogue(store: Path) -> list[Record]:
-    """Return every active record, by kind then importance: the compact index for injection."""
-    with opened(store) as handle:
+def build_index(store: Path, backend: str) -> dict[str, Any]:
+    """Rebuild the index ``backend`` names from the records and the journal, in one transaction.
+
+    Returns ``{"backend", "records", "quarantined", "turns", "took_ms", "server"}``; ``server``
+    (PostgreSQL only) names its version and whether pgvector is installed.
+
+    Raises:
+        UsageError: psycopg is missing (``pip install 'memdir[postgres]'``).
+        StorageError: the PostgreSQL server cannot be reached.
+        ManifestError: ``memdir.toml`` is missing or invalid.
+    """
+    from memdir.kernel import manifest
+
+    started = time.perf_counter()
+    if backend in ("", "sqlite"):
+        report = scan.reindex(store)
+        server: dict[str, Any] = {}
+    else:
+        settings = manifest.load(store)
+        index = scan.open_backend(store, backend)
+        try:
+            report = scan.fill(index, store, settings)
+            features = getattr(index, "features", None)
+            server = features() if features else {}
+        finally:
+            index.close()
+    return {
+        "backend": "sqlite" if backend in ("", "sqlite") else "postgres",
+        "records": report.indexed,
+        "quarantined": report.quarantined,
+        "turns": report.turns,
+        "took_ms": round((time.perf_counter() - started) * 1000, 1),
+        "server": server,
+    }
+
+
+def catalogue(store: Path, *, backend: str | None = None) -> list[Record]:
+    """Return every active record, by kind then importance: the compact index for injection.
+
+    ``backend`` reads another index than the manifest's (see :func:`opened`).
+    """
+    with opened(store, backend=backend) as handle:
         docs = handle.index.list_docs(statuses=("active",))
     order = {
         kind: n

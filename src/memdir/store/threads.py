@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memdir.kernel.clock import age_days
-from memdir.kernel.index import Index
+
+if TYPE_CHECKING:
+    from memdir.kernel.index.interface import IndexBackend
+
 
 AGENT_SPEAKERS = ("assistant", "agent", "model", "codex", "claude", "gemini")
 
 
-def pending(index: Index, within_minutes: float | None = None) -> list[dict[str, Any]]:
+def pending(index: IndexBackend, within_minutes: float | None = None) -> list[dict[str, Any]]:
     """Return, newest first, each session whose last user turn has no later agent turn.
 
     Args:

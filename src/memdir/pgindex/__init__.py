@@ -522,14 +522,12 @@ class PostgresIndex:
 
     def _match_counts(self, table: str, terms: list[str]) -> dict[str, int]:
         """Rows matching each term as FTS5 counts a phrase (a prefix: rows holding any)."""
-        counts = {}
-        for term in terms:
-            row = self._one(
-                f"SELECT count(*) FROM {self._t(table)} WHERE terms @@ %s::tsquery",  # noqa: S608
-                (tsquery([term]),),
-            )
-            counts[term] = int(row[0]) if row else 0
-        return counts
+        columns = ", ".join("count(*) FILTER (WHERE terms @@ %s::tsquery)" for _ in terms)
+        row = self._one(
+            f"SELECT {columns} FROM {self._t(table)} WHERE terms @@ %s::tsquery",  # noqa: S608
+            [*(tsquery([t]) for t in terms), tsquery(terms)],
+        )
+        return {t: int(row[n]) if row else 0 for n, t in enumerate(terms)}
 
     def record_pool(
         self, terms: list[str], kinds: list[str], statuses: list[str], size: int
@@ -661,8 +659,9 @@ class PostgresIndex:
         old = (
             dict(
                 self._all(
-                    f"SELECT rowid, length(f_context) - length(replace(f_context, ' ', '')) +"  # noqa: S608
-                    f" (f_context != '')::int FROM {self._t('turns')} WHERE rowid = ANY(%s)",
+                    "SELECT rowid, coalesce(array_length(array_remove("  # noqa: S608
+                    "string_to_array(f_context, ' '), ''), 1), 0)"
+                    f" FROM {self._t('turns')} WHERE rowid = ANY(%s)",
                     ([rowid for _, rowid in updates],),
                 )
             )
@@ -670,22 +669,26 @@ class PostgresIndex:
             else {}
         )
         added = 0
+        rows = []
         for rowid, text, date, context in inserts:
             tokens = len(text.split()) + len(date.split()) + len(context.split())
             added += tokens
-            self._run(
-                f"UPDATE {self._t('turns')} SET f_text = %s, f_date = %s, f_context = %s,"  # noqa: S608
-                " tokens = %s WHERE rowid = %s",
-                (text, date, context, tokens, rowid),
-            )
+            rows.append((text, date, context, tokens, rowid))
+        self._many(
+            f"UPDATE {self._t('turns')} SET f_text = %s, f_date = %s, f_context = %s,"  # noqa: S608
+            " tokens = %s WHERE rowid = %s",
+            rows,
+        )
+        changes = []
         for context, rowid in updates:
             delta = len(context.split()) - int(old.get(rowid, 0))
             added += delta
-            self._run(
-                f"UPDATE {self._t('turns')} SET f_context = %s, tokens = tokens + %s"  # noqa: S608
-                " WHERE rowid = %s",
-                (context, delta, rowid),
-            )
+            changes.append((context, delta, rowid))
+        self._many(
+            f"UPDATE {self._t('turns')} SET f_context = %s, tokens = tokens + %s"  # noqa: S608
+            " WHERE rowid = %s",
+            changes,
+        )
         changed = [r for r, *_ in inserts] + [r for _, r in updates]
         if changed:  # the tsvector: every distinct term of the three columns
             self._run(

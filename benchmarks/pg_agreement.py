@@ -42,10 +42,10 @@ LOCOMO = SHARED / "data" / "locomo" / "locomo7-dev.json"
 sys.path.insert(0, str(ROOT / "src"))
 
 from memdir.bench.locomo import load  # noqa: E402
-from memdir.kernel import journal  # noqa: E402
+from memdir.kernel.base.model import Record  # noqa: E402
 from memdir.kernel.index import FileStat, Index  # noqa: E402
-from memdir.kernel.model import Record  # noqa: E402
-from memdir.kernel.recall import TURN_WEIGHTS, recall, search_turns  # noqa: E402
+from memdir.kernel.index.recall import TURN_WEIGHTS, recall, search_turns  # noqa: E402
+from memdir.kernel.storage import journal  # noqa: E402
 from memdir.pgindex import PostgresIndex, split_dsn  # noqa: E402
 from memdir.store.setup import init_store  # noqa: E402
 

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from memdir import service
-from memdir.kernel import digest, journal, manifest
+from memdir.kernel.index import digest
+from memdir.kernel.storage import journal, manifest
 from memdir.store import scan
 
 

@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from memdir.importers.pipeline import Item, belief_key, make_record, skip
-from memdir.kernel.errors import UsageError
+from memdir.kernel.base.errors import UsageError
 from memdir.kernel.index.foreign import ForeignDatabase, ForeignError
-from memdir.kernel.redact import redact
+from memdir.kernel.lang.redact import redact
 
 FORMAT = "claude-mem"
 TYPES = {"decision": "decision", "bugfix": "bug", "discovery": "fact"}

@@ -2,7 +2,7 @@
 
 :class:`PostgresIndex` implements :class:`memdir.kernel.index.interface.IndexBackend`, so
 recall, search, the digest's queries and per-prompt recall run unchanged on it
-(:mod:`memdir.kernel.recall` ranks the rows either backend returns). It is derived data like
+(:mod:`memdir.kernel.index.recall` ranks the rows either backend returns). It is derived data like
 the SQLite index: the records and the journal stay the truth, and any machine rebuilds it
 (``memdir index --backend postgres://…``, :func:`memdir.store.scan.fill`).
 
@@ -10,7 +10,7 @@ How it matches SQLite's results:
 
 - The same terms. Each full-text column holds memdir's own index terms (NFKC, case-folded,
   diacritics removed, Porter-stemmed; CJK runs as bigrams plus the last character:
-  :func:`memdir.kernel.text.terms`), and the ``tsvector`` is built from them with
+  :func:`memdir.kernel.lang.text.terms`), and the ``tsvector`` is built from them with
   ``array_to_tsvector`` and queried with a ``tsquery`` of quoted lexemes. PostgreSQL's parser
   and dictionaries never see the text, so a word matches in PostgreSQL exactly when it
   matches in FTS5. A single CJK character is a prefix query (``'红':*``), as in FTS5.
@@ -19,9 +19,9 @@ How it matches SQLite's results:
   same query would find different records on the two backends.
 - The same candidate pool. FTS5 orders matches by its ``bm25()``; PostgreSQL has no BM25
   (``ts_rank`` is a different formula), so the matching rows are fetched and ordered by
-  :func:`memdir.kernel.recall.fts5_bm25`, FTS5's formula in Python, with FTS5's statistics
+  :func:`memdir.kernel.index.recall.fts5_bm25`, FTS5's formula in Python, with FTS5's statistics
   (rows, total terms, rows per term) kept in tables here.
-- The same final scores: :func:`memdir.kernel.recall.score_records` and ``rank_turns``.
+- The same final scores: :func:`memdir.kernel.index.recall.score_records` and ``rank_turns``.
 
 Embeddings: memdir's recall is lexical and stores no embeddings, so pgvector is not used;
 :meth:`PostgresIndex.features` says whether the server has it installed.
@@ -39,8 +39,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from memdir.kernel.errors import StorageError, UsageError
+from memdir.kernel.base.errors import StorageError, UsageError
+from memdir.kernel.base.model import Record
 from memdir.kernel.index.interface import Problems, RecordRow, TurnRow
+from memdir.kernel.index.recall import COLUMN_WEIGHTS, fts5_bm25
 from memdir.kernel.index.rows import (
     FileStat,
     record_columns,
@@ -48,9 +50,7 @@ from memdir.kernel.index.rows import (
     record_links,
     turn_terms,
 )
-from memdir.kernel.model import Record
-from memdir.kernel.recall import COLUMN_WEIGHTS, fts5_bm25
-from memdir.kernel.text import is_cjk
+from memdir.kernel.lang.text import is_cjk
 
 SCHEMA_VERSION = 1
 DEFAULT_SCHEMA = "memdir"
@@ -535,7 +535,7 @@ class PostgresIndex:
         """Return the ``size`` records of these kinds and statuses that FTS5's BM25 ranks first.
 
         Every matching row passing the filters is fetched and ordered by
-        :func:`~memdir.kernel.recall.fts5_bm25` (then rowid); ``recall`` caps the terms so
+        :func:`~memdir.kernel.index.recall.fts5_bm25` (then rowid); ``recall`` caps the terms so
         that their rows add up to at most ``CANDIDATE_CAP``.
         """
         if not terms:

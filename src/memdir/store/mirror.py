@@ -19,7 +19,7 @@ records its file is unlinked, so a copy never outlives its source. What does not
 :data:`LIMIT_BYTES` is dropped, least relevant first, and reported.
 
 The machine-local flag ``state/mirror-claude.json`` says mirroring is on and which ids the
-mirror carries; the SessionStart digest reads it (:func:`memdir.kernel.digest.mirrored_ids`)
+mirror carries; the SessionStart digest reads it (:func:`memdir.kernel.index.digest.mirrored_ids`)
 and leaves those ids out for Claude Code. Memdir's own files are refreshed after every write
 through the CLI or MCP server while the flag exists; ``memdir mirror claude --off`` removes
 the files and the flag. ``MEMORY.md`` (Claude Code's index) is never written.
@@ -36,10 +36,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memdir.kernel import gitio, paths
-from memdir.kernel.atomic import write_text_atomic
-from memdir.kernel.digest import MIRROR_FLAG, PINNED_TAG
-from memdir.kernel.errors import MemdirError
+from memdir.kernel.base.atomic import write_text_atomic
+from memdir.kernel.base.errors import MemdirError
+from memdir.kernel.index.digest import MIRROR_FLAG, PINNED_TAG
+from memdir.kernel.storage import gitio, paths
 
 if TYPE_CHECKING:
     from memdir.kernel.index.interface import IndexBackend

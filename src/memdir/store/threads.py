@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from memdir.kernel.clock import age_days
+from memdir.kernel.base.clock import age_days
 
 if TYPE_CHECKING:
     from memdir.kernel.index.interface import IndexBackend

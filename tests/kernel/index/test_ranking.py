@@ -10,8 +10,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memdir.kernel import recall as R
-from memdir.kernel.text import index_text
+from memdir.kernel.index import recall as R
+from memdir.kernel.lang.text import index_text
 
 
 def _row(rowid: int, text: str, *, body: str = "", importance: int = 5, days: float = 0.0):

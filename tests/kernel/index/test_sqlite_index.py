@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from memdir.kernel import recall as R
+from memdir.kernel.base.model import Record
 from memdir.kernel.index import FileStat, Index
-from memdir.kernel.model import Record
-from memdir.kernel.text import fts_match
+from memdir.kernel.index import recall as R
+from memdir.kernel.lang.text import fts_match
 
 STAT = FileStat(1, 1, 1)
 

@@ -8,7 +8,7 @@
 - :mod:`.rows`: what backends share (a file's stat, a record's document and index columns).
 - :mod:`.foreign`: other SQLite files memdir reads (importers' sources, a benchmark's baseline).
 
-Ranking is not here: :mod:`memdir.kernel.recall` scores the plain rows these return. Only
+Ranking is not here: :mod:`memdir.kernel.index.recall` scores the plain rows these return. Only
 this package imports ``sqlite3`` (an import contract in ``pyproject.toml``).
 
 Imports: standard library only.

@@ -2,7 +2,7 @@
 
 :class:`memdir.kernel.index.Index` (SQLite, the default, local to each machine) and
 :class:`memdir.pgindex.PostgresIndex` (a team's shared PostgreSQL) implement it; nothing
-outside an index backend runs SQL against the index. Ranking (:mod:`memdir.kernel.recall`)
+outside an index backend runs SQL against the index. Ranking (:mod:`memdir.kernel.index.recall`)
 works on the plain rows these methods return, so it is the same for every backend.
 
 The index is derived data: records and the journal are the truth, and any machine rebuilds
@@ -27,8 +27,8 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol
 
+from memdir.kernel.base.model import Record
 from memdir.kernel.index.rows import FileStat
-from memdir.kernel.model import Record
 
 RecordRow = tuple[int, str, int, str, int, str, str, str, str]
 TurnRow = tuple[int, str, int, int, str, str, str, str, float]

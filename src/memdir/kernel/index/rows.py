@@ -11,18 +11,18 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from memdir.kernel.text import index_text
+from memdir.kernel.lang.text import index_text
 
 TYPE_CHECKING = False  # the hook path never imports typing or dataclasses (start-up cost)
 if TYPE_CHECKING:
     from typing import Any
 
-    from memdir.kernel.model import Record
+    from memdir.kernel.base.model import Record
 
 BODY_LINK = re.compile(r"\[\[([A-Za-z0-9][A-Za-z0-9._-]{0,127})\]\]")
 """A ``[[id]]`` link in a record's body."""
 RECORD_COLUMNS = ("text", "aliases", "tags", "body")
-"""A record's full-text columns, in the order of :data:`memdir.kernel.recall.COLUMN_WEIGHTS`."""
+"""A record's full-text columns, in the order of :data:`.recall.COLUMN_WEIGHTS`."""
 TURN_COLUMNS = ("text", "date", "context")
 """The full-text columns of a journal turn (its words and speaker, its month, its neighbours)."""
 
@@ -64,7 +64,7 @@ def record_doc(record: Record) -> dict[str, Any]:
 
 def doc_record(doc: dict[str, Any]) -> Record:
     """Rebuild a :class:`Record` from :func:`record_doc` output."""
-    from memdir.kernel.model import Record  # only callers above the hook path build records
+    from memdir.kernel.base.model import Record  # only callers above the hook path build records
 
     fields = {k: v for k, v in doc.items() if k not in {"extra"}}
     for key in ("aliases", "tags", "links"):
@@ -77,7 +77,7 @@ def record_columns(record: Record) -> tuple[str, str, str, str]:
     """Return a record's index terms per full-text column (:data:`RECORD_COLUMNS`).
 
     Each is a space-separated string of terms already normalised and stemmed
-    (:func:`memdir.kernel.text.index_text`); its length is BM25's |D|.
+    (:func:`memdir.kernel.lang.text.index_text`); its length is BM25's |D|.
     """
     return (
         index_text(record.text),
@@ -96,6 +96,6 @@ def record_links(record: Record) -> list[tuple[str, str]]:
 
 def turn_terms(text: str, at: str) -> set[str]:
     """Return the distinct terms a turn adds to the journal's term frequencies (text and month)."""
-    from memdir.kernel.text import month_words, terms
+    from memdir.kernel.lang.text import month_words, terms
 
     return {*terms(text), *terms(month_words(at))}

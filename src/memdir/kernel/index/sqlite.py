@@ -27,16 +27,16 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from memdir.kernel.errors import IndexFormatError, MemdirError, StorageError
+from memdir.kernel.base.errors import IndexFormatError, MemdirError, StorageError
 from memdir.kernel.index.rows import FileStat, record_columns, record_doc, record_links, turn_terms
-from memdir.kernel.text import fts_match, is_cjk
+from memdir.kernel.lang.text import fts_match, is_cjk
 
 TYPE_CHECKING = False  # the hook path never imports typing or dataclasses (start-up cost)
 if TYPE_CHECKING:
     from typing import Any
 
+    from memdir.kernel.base.model import Record
     from memdir.kernel.index.interface import Problems, RecordRow, TurnRow
-    from memdir.kernel.model import Record
 
 INDEX_NAME = "index.sqlite"
 BUSY_TIMEOUT_SECONDS = 30.0
@@ -44,7 +44,7 @@ BACKUP_MAX_BYTES = 128 * 1024 * 1024
 """Indexes larger than this are not copied before a migration: rebuilding one (`memdir reindex`)
 is the real safety net, and copying a gigabyte on every upgrade would be a cost with no gain."""
 FTS_TOKENIZER = "unicode61 remove_diacritics 0"
-"""Columns hold terms already normalised and stemmed by :func:`memdir.kernel.text.terms`."""
+"""Columns hold terms already normalised and stemmed by :func:`memdir.kernel.lang.text.terms`."""
 
 
 def _run_script(conn: sqlite3.Connection, script: str) -> None:
@@ -147,7 +147,7 @@ OperationalError = sqlite3.OperationalError
 """What a busy, full or read-only database raises (see :func:`operational_cause`)."""
 COLUMN_WEIGHTS = (4.0, 3.0, 2.0, 1.0)
 """FTS5 ``bm25()`` weights of the records_fts columns: text, aliases, tags, body (the same as
-:data:`memdir.kernel.recall.COLUMN_WEIGHTS`)."""
+:data:`memdir.kernel.index.recall.COLUMN_WEIGHTS`)."""
 POOL_SCAN = 4
 """The record pool is drawn from FTS5's best ``POOL_SCAN × size`` matches (see
 :meth:`Index.record_pool`)."""
@@ -179,7 +179,7 @@ def _m002_turn_frequencies(conn: sqlite3.Connection) -> None:
         ) WITHOUT ROWID;
         """,
     )
-    from memdir.kernel.text import month_words, terms
+    from memdir.kernel.lang.text import month_words, terms
 
     counts: dict[str, int] = {}
     for text, at in conn.execute("SELECT text, at FROM turns"):

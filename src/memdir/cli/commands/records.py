@@ -393,7 +393,7 @@ def index_(markdown: bool, backend: str | None, store: Path | None, as_json: boo
     """Print the compact catalogue of active records (for injection into an agent).
 
     \b
-    Examples:
+    Example:
         memdir index --markdown
         memdir index --backend 'postgresql://db.example/memdir'
     """

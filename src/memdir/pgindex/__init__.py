@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -85,6 +86,9 @@ def _ddl(schema: str) -> list[str]:
             path text PRIMARY KEY, mtime_ns bigint NOT NULL, size bigint NOT NULL,
             ino bigint NOT NULL, record_id text, state text NOT NULL,
             problems text NOT NULL DEFAULT '[]')""",
+        f"""CREATE TABLE IF NOT EXISTS {s}.seen (
+            host text NOT NULL, path text NOT NULL, mtime_ns bigint NOT NULL,
+            size bigint NOT NULL, ino bigint NOT NULL, PRIMARY KEY (host, path))""",
         f"""CREATE TABLE IF NOT EXISTS {s}.journal_files (
             name text PRIMARY KEY, "offset" bigint NOT NULL, ino bigint NOT NULL,
             lines integer NOT NULL)""",
@@ -164,6 +168,7 @@ class PostgresIndex:
         *,
         schema: str = DEFAULT_SCHEMA,
         read_only: bool = False,
+        host: str = "",
     ) -> None:
         """Connect to ``dsn`` and create the tables in ``schema`` if they are missing.
 
@@ -172,6 +177,7 @@ class PostgresIndex:
             dsn: A libpq connection string or ``postgresql://`` URI.
             schema: The PostgreSQL schema holding this store's tables (one per store).
             read_only: Never write (reads only).
+            host: This machine's name in the ``seen`` table (default: the host name).
 
         Raises:
             UsageError: ``psycopg`` is not installed, or the schema name is not a plain
@@ -189,6 +195,7 @@ class PostgresIndex:
         self.store = store
         self.read_only = read_only
         self.schema = schema
+        self.host = host or socket.gethostname()
         self._depth = 0
         try:
             self._conn = psycopg.connect(dsn, autocommit=True)
@@ -338,6 +345,12 @@ class PostgresIndex:
             " problems = EXCLUDED.problems",
             (path, stat.mtime_ns, stat.size, stat.ino, record_id, state, json.dumps(problems)),
         )
+        self._run(
+            f"INSERT INTO {self._t('seen')} (host, path, mtime_ns, size, ino)"  # noqa: S608
+            " VALUES (%s,%s,%s,%s,%s) ON CONFLICT (host, path) DO UPDATE SET"
+            " mtime_ns = EXCLUDED.mtime_ns, size = EXCLUDED.size, ino = EXCLUDED.ino",
+            (self.host, path, stat.mtime_ns, stat.size, stat.ino),
+        )
 
     def quarantine(self, path: str, stat: FileStat, problems: Problems) -> None:
         """Mark ``path`` unreadable: out of recall, listed by ``health``."""
@@ -368,12 +381,14 @@ class PostgresIndex:
         """Drop everything indexed from ``path``."""
         self._remove_path(path)
         self._run(f"DELETE FROM {self._t('files')} WHERE path = %s", (path,))  # noqa: S608
+        self._run(f"DELETE FROM {self._t('seen')} WHERE path = %s", (path,))  # noqa: S608
 
     def clear(self) -> None:
         """Empty every table (``reindex`` refills them in the same transaction)."""
         for table in (
             "records",
             "record_df",
+            "seen",
             "links",
             "files",
             "turns",
@@ -392,8 +407,16 @@ class PostgresIndex:
     # --- records: reads ----------------------------------------------------------------------
 
     def file_stats(self) -> dict[str, tuple[FileStat, str]]:
-        """Return every known record file's last stat and state (``ok``/``quarantined``)."""
-        rows = self._all(f"SELECT path, mtime_ns, size, ino, state FROM {self._t('files')}")  # noqa: S608
+        """Return each record file's stat as this machine last saw it, and its state.
+
+        File stats differ between machines (inodes, times), so each machine compares with its
+        own (table ``seen``): a second machine reads every record once, then only changes.
+        """
+        rows = self._all(
+            f"SELECT f.path, s.mtime_ns, s.size, s.ino, f.state FROM {self._t('files')} f"  # noqa: S608
+            f" JOIN {self._t('seen')} s ON s.path = f.path AND s.host = %s",
+            (self.host,),
+        )
         return {r[0]: (FileStat(r[1], r[2], r[3]), r[4]) for r in rows}
 
     def file_problems(self) -> list[tuple[str, str, Problems]]:

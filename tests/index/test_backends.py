@@ -129,3 +129,21 @@ def test_sqlite_is_the_default_backend(store: Path, backend: str) -> None:
         assert type(index).__name__ == "Index"
     finally:
         index.close()
+
+
+def test_reindex_rebuilds_the_configured_backend_from_the_records(
+    store: Path, backend: str
+) -> None:
+    _use(store, backend)
+    ids = _remember_all(store)
+    service.journal_append(store, "user", "the deploy broke on Friday", session="s")
+    index = scan.open_backend(store, manifest.load(store).index_backend)
+    try:
+        with index.write():
+            index.clear()
+        assert index.is_empty()
+    finally:
+        index.close()
+    report = service.reindex(store)
+    assert (report.indexed, report.turns) == (len(ids), 1)
+    assert _ids(service.recall(store, "ruff", include_user=False)) == [ids[2]]

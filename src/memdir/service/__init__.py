@@ -389,8 +389,22 @@ def catalogue(store: Path, *, backend: str | None = None) -> list[Record]:
 
 
 def reindex(store: Path) -> scan.ScanReport:
-    """Rebuild the index from records and journal alone."""
-    return scan.reindex(store)
+    """Rebuild the index from records and journal alone.
+
+    The local SQLite index always (the hooks read it); the PostgreSQL index too when
+    ``[index] backend`` names one (its report is the one returned then).
+    """
+    from memdir.kernel.storage import manifest
+
+    report = scan.reindex(store)
+    backend = manifest.load(store).index_backend
+    if backend:
+        index = scan.open_backend(store, backend)
+        try:
+            report = scan.fill(index, store, manifest.load(store))
+        finally:
+            index.close()
+    return report
 
 
 def check_record_id(record_id: str) -> str:

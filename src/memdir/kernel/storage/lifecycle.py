@@ -32,13 +32,14 @@ Imports: standard library only.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memdir.kernel.base.caller import PROPOSAL_TRAILER, Caller
-from memdir.kernel.base.clock import now_iso, today_iso
+from memdir.kernel.base.clock import now_iso, parse_instant, today_iso
 from memdir.kernel.base.errors import (
     AuthorityError,
     NotFoundError,
@@ -52,7 +53,12 @@ from memdir.kernel.base.errors import (
 from memdir.kernel.base.ids import KIND_PREFIX, check_id, mint_id
 from memdir.kernel.base.model import ACCEPTED_ORIGINS, TRANSITIONS, Record, relative_path
 from memdir.kernel.lang.redact import check_text, strip_private
-from memdir.kernel.lang.text import normalized_text, query_terms, similarity
+from memdir.kernel.lang.text import (
+    needle_tags,
+    normalized_text,
+    query_terms,
+    similarity,
+)
 from memdir.kernel.storage import audit, authority, txn
 from memdir.kernel.storage.authority import Proposal
 from memdir.kernel.storage.lock import DEFAULT_TIMEOUT_SECONDS, store_lock
@@ -193,6 +199,28 @@ def _check_importance(importance: int) -> int:
     return importance
 
 
+_ENTITY_TYPE = re.compile(r"[a-z][a-z0-9-]{0,39}")
+
+
+def check_entity_type(kind: str, entity_type: str | None) -> str | None:
+    """Return an entity's type, lower-cased, or ``None`` when none was given.
+
+    Raises:
+        UsageError: a type was given for a kind other than ``entity``, or it is not one word of
+            lower-case letters, digits and hyphens (it names a folder in an AMP export).
+    """
+    if entity_type is None or not entity_type.strip():
+        return None
+    value = entity_type.strip().lower()
+    if kind != "entity":
+        raise UsageError(f"--entity-type is for kind entity, not {kind}")
+    if not _ENTITY_TYPE.fullmatch(value):
+        raise UsageError(
+            f"entity type {entity_type!r} must be one word: lower-case letters, digits, hyphens"
+        )
+    return value
+
+
 def _check_kind(kind: str) -> str:
     if kind not in KIND_PREFIX:
         raise UsageError(f"unknown kind {kind!r}; expected one of {', '.join(KIND_PREFIX)}")
@@ -276,6 +304,7 @@ def remember(
     observed_at: str | None = None,
     extra: tuple[tuple[str, str], ...] = (),
     caller: Caller | None = None,
+    entity_type: str | None = None,
 ) -> Written:
     """Store one belief, or update its near-duplicate (see the module docstring).
 
@@ -293,12 +322,17 @@ def remember(
         status: ``active``, or ``candidate`` for the observer.
         session: The host session it was said in, if any.
         journal: A citation (``journal/<day>.jsonl:<start>-<end>``) of the evidence.
-        observed_at: When it was observed (date or instant); today when ``None``.
+        observed_at: When it was observed (ISO date or instant, kept as written); today when
+            ``None``.
         extra: Further front matter keys with their raw YAML text (bug records keep their
             signature and occurrences here).
         caller: Who is acting; when given, its origin, channel and session replace
             ``origin``, ``channel`` and ``session``.
+        entity_type: For an ``entity``: what sort (``person``, ``service``, ``team``…), kept
+            as ``source.entity_type`` (AMP's ``entities/<type>/`` folder).
 
+    A needle tag the text starts with (``[决定] …``, see :func:`needle_tags`) is added to
+    ``tags``, on every write path.
 
     Returns:
         :class:`Written`; ``created`` is False when a near-duplicate was updated instead.
@@ -318,15 +352,19 @@ def remember(
     body = strip_private(body)
     if len(body) > MAX_BODY_CHARS:
         raise UsageError(f"body is longer than {MAX_BODY_CHARS} characters")
-    alias_list, tag_list = clean_list("aliases", aliases), clean_list("tags", tags)
+    alias_list = clean_list("aliases", aliases)
+    tag_list = clean_list("tags", (*clean_list("tags", tags), *needle_tags(text)))
     link_list = tuple(check_id(link) for link in clean_list("links", links))
     check_text("\n".join([text, *alias_list, *tag_list, body, *(raw for _, raw in extra)]))
 
     kind = _check_kind(kind)
+    entity_type = check_entity_type(kind, entity_type)
     if status not in ("active", "candidate"):
         raise UsageError(f"a new record is active or candidate, not {status!r}")
     if importance is not None:
         _check_importance(importance)
+    if observed_at:
+        parse_instant(observed_at)  # an ISO date or time, not in the future
     with store_lock(handle.store, "remember", handle.lock_timeout_seconds, queue=handle.lock_queue):
         txn.recover(handle.store, handle.index)
         for link in link_list:
@@ -385,7 +423,8 @@ def remember(
             created_at=now,
             updated_at=now,
             observed_at=observed_at or today_iso(),
-            source={"channel": channel, "session": session, "journal": journal},
+            source={"channel": channel, "session": session, "journal": journal}
+            | ({"entity_type": entity_type} if entity_type else {}),
             scope=handle.manifest.scope,
             body=body,
             extra=extra,
@@ -571,7 +610,7 @@ def _corrected(old: Record, text: str, reason: str | None, caller: Caller) -> tu
         importance=old.importance,
         confidence=old.confidence,
         aliases=old.aliases,
-        tags=old.tags,
+        tags=clean_list("tags", (*old.tags, *needle_tags(text))),
         links=old.links,
         supersedes=old.id,
         created_at=now,

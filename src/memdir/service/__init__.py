@@ -26,9 +26,9 @@ from memdir.kernel.base.errors import MemdirError, NotFoundError, UsageError
 from memdir.kernel.base.ids import check_id
 from memdir.kernel.base.model import Record
 from memdir.kernel.index import doc_record
+from memdir.kernel.index.recall import Hit, TurnHit, search_turns
+from memdir.kernel.index.recall import recall as recall_records
 from memdir.kernel.lang.text import truncate
-from memdir.kernel.recall import Hit, TurnHit, search_turns
-from memdir.kernel.recall import recall as recall_records
 from memdir.kernel.storage import authority, gitio, lifecycle, paths
 from memdir.kernel.storage import journal as journal_mod
 from memdir.kernel.storage.lifecycle import Handle, Written
@@ -39,13 +39,17 @@ from memdir.store.setup import Initialised
 
 
 @contextmanager
-def opened(store: Path, *, scan_records: bool = True) -> Iterator[Handle]:
+def opened(
+    store: Path, *, scan_records: bool = True, backend: str | None = None
+) -> Iterator[Handle]:
     """Open ``store`` with its index brought up to date; close it afterwards.
+
+    ``backend`` overrides the manifest's ``[index] backend`` (see :func:`scan.open_handle`).
 
     A record that is not found because it was purged is reported as purged (still
     :class:`NotFoundError`, exit 4), so the user learns it was erased on purpose.
     """
-    handle = scan.open_handle(store, scan=scan_records)
+    handle = scan.open_handle(store, scan=scan_records, backend=backend)
     try:
         yield handle
         # Corrections, rejections and forgets reach Claude Code's auto-memory at once: when
@@ -382,9 +386,48 @@ def graph(store: Path, record_id: str, depth: int = 1) -> graph_mod.Graph:
         return graph_mod.graph(handle.index, record_id, depth)
 
 
-def catalogue(store: Path) -> list[Record]:
-    """Return every active record, by kind then importance: the compact index for injection."""
-    with opened(store) as handle:
+def build_index(store: Path, backend: str) -> dict[str, Any]:
+    """Rebuild the index ``backend`` names from the records and the journal, in one transaction.
+
+    Returns ``{"backend", "records", "quarantined", "turns", "took_ms", "server"}``; ``server``
+    (PostgreSQL only) names its version and whether pgvector is installed.
+
+    Raises:
+        UsageError: psycopg is missing (``pip install 'memdir[postgres]'``).
+        StorageError: the PostgreSQL server cannot be reached.
+        ManifestError: ``memdir.toml`` is missing or invalid.
+    """
+    from memdir.kernel.storage import manifest
+
+    started = time.perf_counter()
+    if backend in ("", "sqlite"):
+        report = scan.reindex(store)
+        server: dict[str, Any] = {}
+    else:
+        settings = manifest.load(store)
+        index = scan.open_backend(store, backend)
+        try:
+            report = scan.fill(index, store, settings)
+            features = getattr(index, "features", None)
+            server = features() if features else {}
+        finally:
+            index.close()
+    return {
+        "backend": "sqlite" if backend in ("", "sqlite") else "postgres",
+        "records": report.indexed,
+        "quarantined": report.quarantined,
+        "turns": report.turns,
+        "took_ms": round((time.perf_counter() - started) * 1000, 1),
+        "server": server,
+    }
+
+
+def catalogue(store: Path, *, backend: str | None = None) -> list[Record]:
+    """Return every active record, by kind then importance: the compact index for injection.
+
+    ``backend`` reads another index than the manifest's (see :func:`opened`).
+    """
+    with opened(store, backend=backend) as handle:
         docs = handle.index.list_docs(statuses=("active",))
     order = {
         kind: n
@@ -399,11 +442,21 @@ def catalogue(store: Path) -> list[Record]:
 def reindex(store: Path) -> scan.ScanReport:
     """Rebuild the index from records and journal alone, then ``records/index.json``.
 
-    The catalogue (:mod:`memdir.store.catalogue`) is written for tools that read files.
+    The local SQLite index always (the hooks read it); the PostgreSQL index too when
+    ``[index] backend`` names one (its report is the one returned then). The catalogue
+    (:mod:`memdir.store.catalogue`) is written for tools that read files.
     """
+    from memdir.kernel.storage import manifest
     from memdir.store import catalogue
 
     report = scan.reindex(store)
+    backend = manifest.load(store).index_backend
+    if backend:
+        index = scan.open_backend(store, backend)
+        try:
+            report = scan.fill(index, store, manifest.load(store))
+        finally:
+            index.close()
     with opened(store, scan_records=False) as handle:
         catalogue.write(handle)
     return report

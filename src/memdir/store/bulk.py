@@ -389,8 +389,7 @@ class _Known:
         self.exact: dict[str, str] = {}  # normalised rejected text → id
         self.sets: list[tuple[str, set[str]]] = []
         self.by_shingle: dict[str, list[int]] = {}
-        rows = handle.index.conn.execute("SELECT id, kind, status, text FROM records")
-        for record_id, kind, status, text in rows:
+        for record_id, kind, status, text in handle.index.record_texts():
             if status == "rejected":
                 self.exact.setdefault(normalized_text(text), record_id)
                 found = shingles(text)

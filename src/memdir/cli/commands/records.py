@@ -556,16 +556,31 @@ def graph(record_id: str, depth: int, store: Path | None, as_json: bool) -> None
 
 @click.command(name="index")
 @click.option("--markdown", is_flag=True, help="Render as Markdown, one section per kind.")
+@click.option(
+    "--backend",
+    metavar="URI",
+    default=None,
+    help="Rebuild the index at URI from the records and journal, then read from it: "
+    "postgres://… (a team's PostgreSQL; needs memdir[postgres]) or sqlite (the local one). "
+    "Set [index] backend in memdir.toml to make every command use it.",
+)
 @store_option
 @json_option
-def index_(markdown: bool, store: Path | None, as_json: bool) -> None:
+def index_(markdown: bool, backend: str | None, store: Path | None, as_json: bool) -> None:
     """Print the compact catalogue of active records (for injection into an agent).
 
     \b
     Example:
         memdir index --markdown
+        memdir index --backend 'postgresql://db.example/memdir'
     """
-    records = service.catalogue(resolve(store))
+    folder = resolve(store)
+    built: dict[str, Any] | None = None
+    if backend is not None:
+        if backend != "sqlite" and not backend.startswith(("postgres://", "postgresql://")):
+            raise click.BadParameter("use sqlite or a postgres:// URI", param_hint="--backend")
+        built = service.build_index(folder, backend)
+    records = service.catalogue(folder, backend=backend)
 
     def render(value: dict[str, Any]) -> str:
         rows = value["results"]
@@ -580,7 +595,25 @@ def index_(markdown: bool, store: Path | None, as_json: bool) -> None:
             out.append(f"- {truncate(d['text'].replace(chr(10), ' '), 160)} [{d['id']}]")
         return "\n".join(out) if rows else "# Memory index\n\n(no active records)"
 
-    emit({"results": [r.to_json() for r in records]}, as_json=as_json, render=render)
+    def render_built(value: dict[str, Any]) -> str:
+        info = value["built"]
+        vector = info["server"].get("pgvector")
+        lines = [
+            f"built the {info['backend']} index: {info['records']} records, {info['turns']} "
+            f"journal turns, {info['quarantined']} quarantined, in {info['took_ms']} ms"
+        ]
+        if info["backend"] == "postgres":
+            lines.append(
+                f"PostgreSQL {info['server'].get('server_version', '?')}; pgvector "
+                + (f"{vector} is installed, unused" if vector else "is not installed")
+                + " (memdir's recall is lexical: it stores no embeddings)"
+            )
+        return "\n".join(lines) + "\n" + render(value)
+
+    out: dict[str, Any] = {"results": [r.to_json() for r in records]}
+    if built is not None:
+        out["built"] = built
+    emit(out, as_json=as_json, render=render_built if built is not None else render)
 
 
 @click.command()

@@ -36,7 +36,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memdir.kernel.base.caller import PROPOSAL_TRAILER, Caller
 from memdir.kernel.base.clock import now_iso, parse_instant, today_iso
@@ -52,10 +52,8 @@ from memdir.kernel.base.errors import (
 )
 from memdir.kernel.base.ids import KIND_PREFIX, check_id, mint_id
 from memdir.kernel.base.model import ACCEPTED_ORIGINS, TRANSITIONS, Record, relative_path
-from memdir.kernel.index import Index
 from memdir.kernel.lang.redact import check_text, strip_private
 from memdir.kernel.lang.text import (
-    fts_match,
     needle_tags,
     normalized_text,
     query_terms,
@@ -66,6 +64,9 @@ from memdir.kernel.storage.authority import Proposal
 from memdir.kernel.storage.lock import DEFAULT_TIMEOUT_SECONDS, store_lock
 from memdir.kernel.storage.manifest import Manifest
 from memdir.kernel.storage.recordfile import Parsed, read_canonical
+
+if TYPE_CHECKING:
+    from memdir.kernel.index.interface import IndexBackend
 
 MAX_TEXT_CHARS = 4000
 """Longest belief text: a belief is a sentence or a short paragraph; prose goes in the body."""
@@ -86,7 +87,7 @@ class Handle:
     """An open store for lifecycle operations: folder, index, manifest and a tolerant reader."""
 
     store: Path
-    index: Index
+    index: IndexBackend
     manifest: Manifest
     read: Reader | None = None
     lock_timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
@@ -260,31 +261,15 @@ def load(handle: Handle, record_id: str) -> tuple[Record, str]:
 
 
 def find_similar(
-    index: Index, text: str, threshold: float, statuses: Iterable[str]
+    index: IndexBackend, text: str, threshold: float, statuses: Iterable[str]
 ) -> list[tuple[float, dict[str, Any]]]:
     """Return ``(similarity, doc)`` for records at or above ``threshold``, most similar first."""
     terms = query_terms(text)
-    statuses = list(statuses)
-    marks = ",".join("?" * len(statuses))
-    rows: list[tuple[str]] = []
-    if terms:
-        rows = index.conn.execute(
-            "SELECT r.doc FROM records_fts JOIN records r ON r.rowid = records_fts.rowid"  # noqa: S608
-            f" WHERE records_fts MATCH ? AND r.status IN ({marks})"
-            " ORDER BY bm25(records_fts, 4, 3, 2, 1) LIMIT ?",
-            (fts_match(terms), *statuses, SIMILAR_POOL),
-        ).fetchall()
-    else:  # no words at all (emoji, symbols): compare against exact texts
-        rows = index.conn.execute(
-            f"SELECT doc FROM records WHERE status IN ({marks}) AND text = ?",  # noqa: S608
-            (*statuses, text),
-        ).fetchall()
-    import json
-
+    # No words at all (emoji, symbols): the index compares against exact texts.
+    docs = index.similar_candidates(terms, text, list(statuses), SIMILAR_POOL)
     found = []
     key = normalized_text(text)
-    for (doc_json,) in rows:
-        doc = json.loads(doc_json)
+    for doc in docs:
         score = 1.0 if normalized_text(doc["text"]) == key else similarity(text, doc["text"])
         if score >= threshold:
             found.append((score, doc))

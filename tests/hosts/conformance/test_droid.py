@@ -35,7 +35,7 @@ from typing import Any
 
 import pytest
 
-from memdir.kernel import session as session_state
+from memdir.kernel.storage import session as session_state
 from tests.hosts.conformance.conftest import (
     FIXTURES,
     LoopbackServer,

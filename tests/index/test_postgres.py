@@ -183,3 +183,25 @@ def test_upsert_keeps_first_holder_of_an_id(filled: Path, pg_uri: str) -> None:
         assert [p for p, state, _ in pg.file_problems() if state == "quarantined"] == [
             "records/fact/b.md"
         ]
+
+
+def test_the_schema_parameter_is_memdirs_own_and_never_reaches_libpq() -> None:
+    assert split_dsn("postgresql:///postgres?host=/run/pg&port=5432&schema=team_a") == (
+        "postgresql:///postgres?host=%2Frun%2Fpg&port=5432",
+        "team_a",
+    )
+    assert split_dsn("postgres://db.example/memdir") == ("postgres://db.example/memdir", "memdir")
+
+
+def test_query_terms_are_literal_lexemes_never_tsquery_syntax() -> None:
+    from memdir.pgindex import tsquery
+
+    assert tsquery(["red", "红"]) == "'red' | '红':*"
+    assert tsquery(["it's", "a\\b", "x & !y"]) == "'it''s' | 'a\\\\b' | 'x & !y'"
+
+
+def test_a_schema_name_that_is_not_an_identifier_is_refused(filled: Path) -> None:
+    from memdir.kernel.base.errors import UsageError
+
+    with pytest.raises(UsageError, match="schema"):
+        PostgresIndex(filled, "postgresql:///x", schema="a; DROP TABLE records")

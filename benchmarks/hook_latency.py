@@ -9,7 +9,8 @@ store of ``--records`` records (bulk-imported), installs memdir into it for Clau
 ``CLAUDE_PROJECT_DIR`` set, in the project) ``--runs`` times, interleaved with
 ``sh -c 'python -c pass'`` of the same interpreter, so a noisy machine affects every row alike.
 PostToolUse runs twice: after a Read and after an Edit of a mapped source file (the anatomy
-update; the file is changed before each run). For each row it prints the median and p95 wall time and the median CPU time (user +
+update; the file is changed before each run). For each row it prints the median and p95 wall
+time and the median CPU time (user +
 system of the processes, which a busy machine inflates far less than wall time), with the
 ratio of each median to the bare interpreter's (issue 16's targets: PreToolUse and PostToolUse
 at most 1.5x, SessionStart and UserPromptSubmit at most 2x, on 10,000 records and a 5,000-file
@@ -34,7 +35,9 @@ ROOT = Path(__file__).resolve().parents[1]
 EDITED = "src/pkg0/mod1.py"
 
 
-def _time(command: str, payload: bytes | None, cwd: Path, env: dict[str, str]) -> tuple[float, float]:
+def _time(
+    command: str, payload: bytes | None, cwd: Path, env: dict[str, str]
+) -> tuple[float, float]:
     """Run ``command`` through ``/bin/sh -c`` as a host does; return (wall ms, CPU ms)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
@@ -130,7 +133,9 @@ def _build(project: Path, records: int, files: int) -> None:
             kind="rule" if n % 4 == 0 else "fact",
         )
     rows_in = [
-        json.dumps({"id": f"f-{n:014d}", "kind": "fact", "text": f"Service {n} listens on port {n}"})
+        json.dumps(
+            {"id": f"f-{n:014d}", "kind": "fact", "text": f"Service {n} listens on port {n}"}
+        )
         for n in range(max(records - 200, 0))
     ]
     bulk.import_lines(handle, rows_in)
@@ -211,8 +216,7 @@ def main() -> None:
         )
         print(f"installed command: {commands['PreToolUse']}")
         print(
-            f"{'command':<28}{'wall p50':>9}{'p95':>8}{'ratio':>7}"
-            f"{'cpu p50':>9}{'ratio':>7}   (ms)"
+            f"{'command':<28}{'wall p50':>9}{'p95':>8}{'ratio':>7}{'cpu p50':>9}{'ratio':>7}   (ms)"
         )
         for name, samples in rows.items():
             walls = sorted(w for w, _ in samples)

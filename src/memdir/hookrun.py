@@ -9,6 +9,6 @@ script is compiled on every run, a module's bytecode is cached.
 import sys
 
 sys.path.append(__file__[: __file__.rindex("memdir") - 1])
-from memdir.hooks.launch import main  # noqa: E402
+from memdir.hooks.launch import main
 
 main()

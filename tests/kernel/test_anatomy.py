@@ -129,12 +129,20 @@ def test_an_update_rewrites_only_changed_lines_and_equals_a_full_rebuild(store: 
     assert mapped >= 4
     assert before.count(b"\n") == mapped + 2  # one line per file, the first and last lines
     # an edit, a new file in a known folder, a new folder, a deletion
-    (root / "pkg" / "b.py").write_text('"""Bee, rewritten."""\nfrom pkg import core\ndef g():\n  1\n')
+    (root / "pkg" / "b.py").write_text(
+        '"""Bee, rewritten."""\nfrom pkg import core\ndef g():\n  1\n'
+    )
     (root / "pkg" / "a.py").write_text('"""Ay."""\nfrom pkg import b\n')
     (root / "new").mkdir()
     (root / "new" / "n.py").write_text('"""En."""\n')
     (root / "docs" / "guide.md").unlink()
-    for rels in (["pkg/b.py"], ["pkg/a.py"], ["new/n.py", "docs/guide.md"]):
+    (root / "pkg" / "sub" / "deep.py").unlink()
+    steps = (
+        ["pkg/b.py"],
+        ["pkg/a.py"],
+        ["new/n.py", "docs/guide.md", "README.md", "pkg/sub/deep.py"],
+    )
+    for rels in steps:
         anatomy.update(store, root, rels)
         data = json.loads((store / "anatomy.json").read_text())  # still plain JSON
         assert data["format"] == anatomy.FORMAT

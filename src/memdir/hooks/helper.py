@@ -10,6 +10,7 @@ Imports: standard library and the kernel only.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -157,10 +158,8 @@ def serve(launcher: str) -> None:
     _preload()
     sources = _sources()
     expected = launch.identity(launcher).encode("utf-8", "surrogateescape")
-    try:
+    with contextlib.suppress(FileNotFoundError):
         os.unlink(path)  # a dead helper's socket: the lock says nobody serves it
-    except FileNotFoundError:
-        pass
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(path)
     os.chmod(path, 0o600)
@@ -233,7 +232,5 @@ def _serve_one(
         return
     finally:
         for fd in fds:
-            try:
+            with contextlib.suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass

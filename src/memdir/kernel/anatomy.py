@@ -22,18 +22,19 @@ import hashlib
 import json
 import os
 import re
-import subprocess
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from memdir.kernel.atomic import write_atomic, write_text_atomic
 from memdir.kernel.clock import now_iso
 from memdir.kernel.errors import MemdirError
 from memdir.kernel.redact import find_secrets, is_secret_path, redact
 from memdir.kernel.text import estimate_tokens, terms, truncate
+
+TYPE_CHECKING = False  # the Edit hook never imports typing (start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
 
 ANATOMY_JSON = "anatomy.json"
 ANATOMY_MD = "anatomy.md"
@@ -100,18 +101,30 @@ GENERATED = re.compile(r"(?:\.min\.(?:js|css)|\.map|\.lock|-lock\.json|\.pyc|\.p
 _BINARY_SNIFF_BYTES = 8192
 
 
-@dataclass
 class Entry:
-    """One file of the map."""
+    """One file of the map (a plain class: the Edit hook imports this module, issue 16)."""
 
-    path: str  # relative to the project root, "/"-separated
-    size: int  # bytes
-    tokens: int  # ceil(size / 4)
-    mtime_ns: int
-    sha: str = ""  # first 16 hex of SHA-256; "" when not read
-    description: str = ""
-    symbols: list[str] = field(default_factory=list)
-    imports: list[str] = field(default_factory=list)  # project files this one imports
+    __slots__ = ("description", "imports", "mtime_ns", "path", "sha", "size", "symbols", "tokens")
+
+    def __init__(
+        self,
+        path: str,
+        size: int,
+        tokens: int,
+        mtime_ns: int,
+        sha: str = "",
+        description: str = "",
+        symbols: list[str] | None = None,
+        imports: list[str] | None = None,
+    ) -> None:
+        self.path = path  # relative to the project root, "/"-separated
+        self.size = size  # bytes
+        self.tokens = tokens  # ceil(size / 4)
+        self.mtime_ns = mtime_ns
+        self.sha = sha  # first 16 hex of SHA-256; "" when not read
+        self.description = description
+        self.symbols = symbols if symbols is not None else []
+        self.imports = imports if imports is not None else []  # project files this one imports
 
     def to_json(self) -> dict[str, Any]:
         """Return the entry as stored in ``anatomy.json``."""
@@ -126,14 +139,22 @@ class Entry:
         }
 
 
-@dataclass
 class Scan:
     """The outcome of a scan: the entries and what was skipped, by reason."""
 
-    entries: dict[str, Entry]
-    skipped: dict[str, int]
-    seconds: float
-    not_utf8: list[str] = field(default_factory=list)  # names shown by shown_name()
+    __slots__ = ("entries", "not_utf8", "seconds", "skipped")
+
+    def __init__(
+        self,
+        entries: dict[str, Entry],
+        skipped: dict[str, int],
+        seconds: float,
+        not_utf8: list[str] | None = None,
+    ) -> None:
+        self.entries = entries
+        self.skipped = skipped
+        self.seconds = seconds
+        self.not_utf8 = not_utf8 if not_utf8 is not None else []  # names from shown_name()
 
     def to_json(self) -> dict[str, Any]:
         """Return a summary for ``memdir scan --json``."""
@@ -159,6 +180,8 @@ def _excluded(parts: Iterable[str]) -> bool:
 
 
 def _git_files(root: Path) -> list[str] | None:
+    import subprocess  # only a full scan lists files (the Edit hook never does)
+
     try:
         done = subprocess.run(
             [
@@ -508,8 +531,10 @@ def encode(data: dict[str, Any]) -> bytes:
     lines = [(head + _FILES_OPEN) if meta else b'{"files": {']
     files = data["files"]
     body = [_entry_line(rel, files[rel]) for rel in sorted(files)]
-    return b"\n".join([*lines, b",\n".join(body), _FOOTER]) + b"\n" if body else (
-        b"\n".join([*lines, _FOOTER]) + b"\n"
+    return (
+        b"\n".join([*lines, b",\n".join(body), _FOOTER]) + b"\n"
+        if body
+        else (b"\n".join([*lines, _FOOTER]) + b"\n")
     )
 
 
@@ -555,7 +580,9 @@ def update(store: Path, root: Path, rels: Iterable[str]) -> None:
     except FileNotFoundError:
         raw = b""
     except OSError as exc:
-        raise AnatomyUnreadableError(f"{path} cannot be read ({exc}); it was left as it is") from exc
+        raise AnatomyUnreadableError(
+            f"{path} cannot be read ({exc}); it was left as it is"
+        ) from exc
     cut = raw.find(b"\n")
     head = raw[:cut]
     if (
@@ -576,7 +603,7 @@ def update(store: Path, root: Path, rels: Iterable[str]) -> None:
         comma = b"," if at >= 0 and raw[stop - 1 : stop] == b"," else b""
         if entry is None:
             if at >= 0:
-                splices.append((at, stop, b""))
+                splices.append((at + 1, stop + 1, b""))  # the line and the newline after it
                 md_lines[rel] = None
             continue
         stored = entry.to_json()
@@ -606,8 +633,6 @@ def update(store: Path, root: Path, rels: Iterable[str]) -> None:
     tail = b",\n" + _FOOTER + b"\n"
     if out.endswith(tail):
         out = out[: -len(tail)] + b"\n" + _FOOTER + b"\n"
-    if out.startswith(head + b"\n\n"):  # the first line was removed
-        out = head + out[len(head) + 1 :]
     write_atomic(path, out, durable=False)
     _patch_markdown(store, md_lines, lambda: json.loads(out))
 

@@ -35,7 +35,7 @@ def _preload() -> None:
     import memdir.kernel
 
     for package in (memdir.kernel, memdir.hooks):
-        for info in pkgutil.iter_modules(package.__path__, package.__name__ + "."):
+        for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
             if info.name.endswith((".launch", ".helper")):
                 continue
             try:

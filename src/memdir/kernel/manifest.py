@@ -51,6 +51,7 @@ stale_days = 180      # `memdir dream` calls low-importance records untouched th
 
 [observer]
 observe_every_seconds = 300  # the Stop hook starts a background `memdir observe --once` this often
+min_lines = 1         # distil once this many worthy new turns wait (fewer: kept for later)
 
 """
 
@@ -70,6 +71,7 @@ SETTINGS: dict[str, object] = {
     "near_duplicate": 0.7,
     "promote_corroborated": True,
     "observe_every_seconds": 300,
+    "observe_min_lines": 1,
     "stale_days": 180,
 }
 """Every setting with its default (the TOML keys are documented in :data:`TEMPLATE`)."""
@@ -92,6 +94,7 @@ class Manifest:
     near_duplicate: float
     promote_corroborated: bool
     observe_every_seconds: int
+    observe_min_lines: int
     stale_days: int
 
     def __init__(self, **values: Any) -> None:
@@ -188,6 +191,10 @@ def parse(store: Path) -> Manifest:
     duplicate_read = _get(hooks, "duplicate_read", str, "deny", where + " [hooks]")
     if duplicate_read not in ("deny", "warn", "off"):
         raise ManifestError(f"{where} [hooks]: duplicate_read must be deny, warn or off")
+    observer = _get(data, "observer", dict, {}, where)
+    min_lines = _get(observer, "min_lines", int, 1, where + " [observer]")
+    if min_lines < 1:
+        raise ManifestError(f"{where} [observer]: min_lines must be 1 or more, not {min_lines}")
     scope = _get(data, "scope", str, "project", where)
     if scope not in ("project", "user"):
         raise ManifestError(f'{where}: scope must be "project" or "user", not {scope!r}')
@@ -211,10 +218,7 @@ def parse(store: Path) -> Manifest:
         promote_corroborated=_get(policy, "promote_corroborated", bool, True, where + " [policy]"),
         stale_days=_get(policy, "stale_days", int, 180, where + " [policy]"),
         observe_every_seconds=_get(
-            _get(data, "observer", dict, {}, where),
-            "observe_every_seconds",
-            int,
-            300,
-            where + " [observer]",
+            observer, "observe_every_seconds", int, 300, where + " [observer]"
         ),
+        observe_min_lines=min_lines,
     )

@@ -56,6 +56,7 @@ class Observed:
     dropped: list[dict[str, str]] = field(default_factory=list)  # {"text", "why"}
     errors: list[str] = field(default_factory=list)
     busy: bool = False  # another observer run held the lock
+    waiting: int = 0  # worthy turns left for a later pass: fewer than [observer] min_lines
 
     def to_json(self) -> dict[str, Any]:
         """Return the pass as a JSON object."""
@@ -66,6 +67,7 @@ class Observed:
             "dropped": self.dropped,
             "errors": self.errors,
             "busy": self.busy,
+            "waiting": self.waiting,
         }
 
 
@@ -249,6 +251,7 @@ def _pass(
     state = _load_state(handle.store)
     first_run = state is None or from_start
     state = state if state is not None and not from_start else {"files": {}}
+    pending: list[tuple[Path, dict[str, Any], list[_Turn], int]] = []
     for path in journal_files(handle.store):
         known = state["files"].get(path.name)
         stat = path.stat()
@@ -270,7 +273,16 @@ def _pass(
         entry["before"] = _fingerprint(path, offset)
         state["files"][path.name] = entry
         turns, next_offset = _read_file(path, offset)
-        done_to = offset
+        pending.append((path, entry, turns, next_offset))
+    worthy = sum(len(turns) for _, _, turns, _ in pending)
+    if worthy and worthy < handle.manifest.observe_min_lines:
+        # Too little to distil yet ([observer] min_lines): every offset stays before these
+        # turns, so the next pass reads them again together with what follows.
+        observed.waiting = worthy
+        _save_state(handle.store, state)
+        return
+    for path, entry, turns, next_offset in pending:
+        done_to = int(entry["offset"])
         for batch in _batches(turns):
             if not _distil(handle, observed, batch, endpoint):
                 break  # the endpoint failed: keep the offset before this batch, retry next tick

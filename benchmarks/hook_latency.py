@@ -120,7 +120,7 @@ def _build(project: Path, records: int, files: int) -> None:
     (project / "README.md").write_text("# bench\n")
     sys.path.insert(0, str(ROOT / "src"))
     from memdir import service
-    from memdir.kernel import lifecycle
+    from memdir.kernel.storage import lifecycle
     from memdir.store import bulk
     from memdir.store.scan import open_handle
 

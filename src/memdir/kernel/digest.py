@@ -1,7 +1,7 @@
 """What an agent is told: the session digest, per-prompt recall, and re-surfaced rules.
 
 All three read the index only (never Markdown, DESIGN §5) and return fenced text
-(:mod:`memdir.kernel.fence`) under a hard token budget (DESIGN §6):
+(:mod:`memdir.kernel.lang.fence`) under a hard token budget (DESIGN §6):
 
 - **Session digest** (SessionStart): an index of the store, not the store. Counts by kind, how
   many candidates await review, then the owner rules and preferences most relevant to this
@@ -21,8 +21,8 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from memdir.kernel import fence
 from memdir.kernel.index import Index
+from memdir.kernel.lang import fence
 from memdir.kernel.recall import recall
 
 TYPE_CHECKING = False  # the hook path never imports typing or dataclasses (start-up cost)

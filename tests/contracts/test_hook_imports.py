@@ -56,7 +56,8 @@ EVENTS: dict[str, tuple[str, dict[str, Any], str, set[str]]] = {
         "PreToolUse",
         {"tool_name": "Read", "tool_input": {"file_path": "README.md"}},
         "memdir.hooks.pre_tool_use",
-        TOOL_CALL_NEVER | {"hashlib", "memdir.kernel.filemap.anatomy", "memdir.kernel.storage.journal"},
+        TOOL_CALL_NEVER
+        | {"hashlib", "memdir.kernel.filemap.anatomy", "memdir.kernel.storage.journal"},
     ),
     "PostToolUse (Read)": (
         "PostToolUse",

@@ -96,6 +96,8 @@ def central_map(
 def stats(store: Path, session_id: str | None = None) -> dict[str, Any]:
     """Return the token ledger per session and in total, plus record counts.
 
+    ``tags`` counts active records per tag (wolfmem's ``stats`` by needle tag), most first.
+
     Sessions come newest first by when they started; sessions started within the same second
     (the clock's resolution) come by id, last first, so the listing is the same on every run.
     """
@@ -124,7 +126,18 @@ def stats(store: Path, session_id: str | None = None) -> dict[str, Any]:
     with opened(store) as handle:
         records = handle.index.count_by("status")
         kinds = handle.index.count_by("kind", status="active")
-    return {"records": records, "kinds": kinds, "totals": totals, "sessions": rows}
+        tags: dict[str, int] = {}
+        for doc in handle.index.list_docs(statuses=("active",)):
+            for tag in doc.get("tags") or ():
+                tags[tag] = tags.get(tag, 0) + 1
+    by_tag = dict(sorted(tags.items(), key=lambda item: (-item[1], item[0])))
+    return {
+        "records": records,
+        "kinds": kinds,
+        "tags": by_tag,
+        "totals": totals,
+        "sessions": rows,
+    }
 
 
 # --- sync ------------------------------------------------------------------------------------

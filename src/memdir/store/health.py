@@ -18,16 +18,18 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memdir.kernel.base.atomic import TEMP_SUFFIX
 from memdir.kernel.base.errors import GitError, MemdirError
-from memdir.kernel.index import Index
 from memdir.kernel.storage import gitio, manifest, txn
 from memdir.kernel.storage.lifecycle import Handle
 from memdir.kernel.storage.lock import inspect_lock, store_lock
 from memdir.kernel.storage.paths import HOOK_ERROR_LOG, HOOK_GAVE_UP, HOOK_ROW_LATE, STATE_DIRNAME
 from memdir.store.scan import open_index, scan_records, tolerant_reader
+
+if TYPE_CHECKING:
+    from memdir.kernel.index.interface import IndexBackend
 
 STALE_TEMP_SECONDS = 60.0
 """A temporary file older than this belongs to a writer that died; younger ones may be live."""
@@ -542,7 +544,7 @@ def _tombstone_findings(store: Path, report: Report) -> None:
             )
 
 
-def _check_read_only(store: Path, index: Index, settings: Any, report: Report) -> Report:
+def _check_read_only(store: Path, index: IndexBackend, settings: Any, report: Report) -> Report:
     """Examine a store this process cannot write: every finding, no repair, no write."""
     report.findings.append(
         Finding(

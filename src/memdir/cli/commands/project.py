@@ -334,6 +334,8 @@ def stats(session_id: str | None, store: Path | None, as_json: bool) -> None:
             + (", ".join(f"{n} {s}" for s, n in sorted(v["records"].items())) or "none yet"),
             "active by kind: "
             + (", ".join(f"{n} {k}" for k, n in sorted(v["kinds"].items())) or "none"),
+            "active by tag: "
+            + (", ".join(f"{n} {t}" for t, n in list(v["tags"].items())[:15]) or "none"),
             f"tokens injected by memdir: {t['injected_tokens']}",
             f"reads: {t['reads']} (~{t['read_tokens']} tokens); full re-reads refused: "
             f"{t['denied']} (~{t['denied_tokens']} tokens saved)",

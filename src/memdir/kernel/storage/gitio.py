@@ -100,7 +100,15 @@ _KEPT_PREFIXES = ("GIT_SSL_", "GIT_HTTP_", "GIT_PROXY_")
 
 FALLBACK_NAME = "memdir"
 FALLBACK_EMAIL = "memdir@localhost"
-IGNORED = ["state/", "index.sqlite", "index.sqlite-*", ".*.tmp", "*.tmp", "backups/"]
+IGNORED = [
+    "state/",
+    "index.sqlite",
+    "index.sqlite-*",
+    ".*.tmp",
+    "*.tmp",
+    "backups/",
+    "records/index.json",
+]
 """What the store's own ``.gitignore`` keeps out of history: machine-local and derived files."""
 
 Trailers = Sequence[tuple[str, str]]

@@ -21,13 +21,14 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from memdir.kernel.index import Index
+from memdir.kernel.index.recall import recall
 from memdir.kernel.lang import fence
-from memdir.kernel.recall import recall
 
 TYPE_CHECKING = False  # the hook path never imports typing or dataclasses (start-up cost)
 if TYPE_CHECKING:
     from typing import Any
+
+    from memdir.kernel.index.interface import IndexBackend
 
 ORIGIN_ORDER = {"owner": 0, "import": 1, "agent": 2, "observer": 3}
 PINNED_TAG = "pinned"
@@ -77,7 +78,7 @@ def context_query(project: Path, branch: str, files: Iterable[str]) -> str:
     return " ".join(w for w in words if w)
 
 
-def _ordered_rules(index: Index, query: str, limit: int = 40) -> list[dict[str, Any]]:
+def _ordered_rules(index: IndexBackend, query: str, limit: int = 40) -> list[dict[str, Any]]:
     relevant = {
         h.doc["id"]: h.score for h in recall(index, query, limit=limit, kinds=RULE_KINDS).hits
     }
@@ -113,7 +114,7 @@ def mirrored_ids(store: Path) -> frozenset[str]:
 
 
 def session_digest(
-    index: Index,
+    index: IndexBackend,
     *,
     project: Path,
     files: Iterable[str] = (),
@@ -173,7 +174,7 @@ def session_digest(
 
 
 def prompt_recall(
-    index: Index,
+    index: IndexBackend,
     prompt: str,
     *,
     budget_tokens: int = 300,
@@ -206,7 +207,7 @@ def prompt_recall(
 
 
 def top_rules(
-    index: Index, *, project: Path, budget_tokens: int = 150, limit: int = 5
+    index: IndexBackend, *, project: Path, budget_tokens: int = 150, limit: int = 5
 ) -> Injection:
     """Return the top owner rules again (re-surfacing after tool batches and compaction)."""
     rules = [d for d in _ordered_rules(index, project.name) if d["kind"] == "rule"][:limit]

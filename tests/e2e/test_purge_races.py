@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memdir import service
-from memdir.kernel import journal
+from memdir.kernel.storage import journal
 
 SECRET = "the vault unlock phrase is periwinkle ostrich"
 OLD_ROWS = 150_000

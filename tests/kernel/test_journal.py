@@ -8,9 +8,9 @@ import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from memdir.kernel import journal
 from memdir.kernel.index import LATEST_VERSION, Index
-from memdir.kernel.text import index_text, month_words, terms
+from memdir.kernel.lang.text import index_text, month_words, terms
+from memdir.kernel.storage import journal
 
 WORDS = [
     *("deploy", "cache", "kafka", "postgres", "retry", "budget"),

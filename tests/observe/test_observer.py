@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 import pytest
 
 from memdir import service
-from memdir.kernel.clock import parse_instant
+from memdir.kernel.base.clock import parse_instant
 from memdir.service import memory
 
 
@@ -466,8 +466,8 @@ def test_min_lines_waits_for_enough_worthy_turns_then_distils_them_all(store: Pa
 
 
 def test_min_lines_below_one_is_a_clear_manifest_error(store: Path) -> None:
-    from memdir.kernel.errors import ManifestError
-    from memdir.kernel.manifest import parse
+    from memdir.kernel.base.errors import ManifestError
+    from memdir.kernel.storage.manifest import parse
 
     manifest = store / "memdir.toml"
     manifest.write_text(re.sub(r"(?m)^min_lines = 1\b", "min_lines = 0", manifest.read_text()))

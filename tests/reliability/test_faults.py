@@ -426,7 +426,7 @@ def test_a_store_lock_left_by_a_killed_process_does_not_block_anyone(store: Path
             "-c",
             "import os, signal, sys\n"
             "from pathlib import Path\n"
-            "from memdir.kernel.lock import store_lock\n"
+            "from memdir.kernel.storage.lock import store_lock\n"
             "with store_lock(Path(sys.argv[1]), 'remember'):\n"
             "    os.kill(os.getpid(), signal.SIGKILL)\n",
             str(store),

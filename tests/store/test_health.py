@@ -7,10 +7,10 @@ import time
 from pathlib import Path
 
 from memdir import service
-from memdir.kernel import txn
+from memdir.kernel.base.model import Record
 from memdir.kernel.index import Index
-from memdir.kernel.model import Record
-from memdir.kernel.recordfile import dump
+from memdir.kernel.storage import txn
+from memdir.kernel.storage.recordfile import dump
 from tests.conftest import run_cli
 
 

@@ -35,11 +35,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from memdir.kernel import journal
-from memdir.kernel.errors import UsageError
+from memdir.kernel.base.errors import UsageError
 from memdir.kernel.index import Index
+from memdir.kernel.lang.text import STOP_WORDS
 from memdir.kernel.recall import TURN_WEIGHTS, search_turns
-from memdir.kernel.text import STOP_WORDS
+from memdir.kernel.storage import journal
 from memdir.store.setup import init_store
 
 DEFAULT_KS = (5, 10, 25, 50)

@@ -9,7 +9,7 @@ import click
 
 from memdir import __version__
 from memdir.cli.output import JSON_FLAG, fail
-from memdir.kernel.errors import MemdirError, StorageError
+from memdir.kernel.base.errors import MemdirError, StorageError
 
 
 class MemdirGroup(click.Group):

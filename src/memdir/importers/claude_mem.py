@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from memdir.importers.pipeline import Item, belief_key, make_record, skip
-from memdir.kernel.errors import UsageError
-from memdir.kernel.redact import redact
+from memdir.kernel.base.errors import UsageError
+from memdir.kernel.lang.redact import redact
 
 FORMAT = "claude-mem"
 TYPES = {"decision": "decision", "bugfix": "bug", "discovery": "fact"}

@@ -1,7 +1,7 @@
 """What an agent is told: the session digest, per-prompt recall, and re-surfaced rules.
 
 All three read the index only (never Markdown, DESIGN §5) and return fenced text
-(:mod:`memdir.kernel.fence`) under a hard token budget (DESIGN §6):
+(:mod:`memdir.kernel.lang.fence`) under a hard token budget (DESIGN §6):
 
 - **Session digest** (SessionStart): an index of the store, not the store. Counts by kind, how
   many candidates await review, then the owner rules and preferences most relevant to this
@@ -25,10 +25,10 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from memdir.kernel import fence, pathscope
 from memdir.kernel.index import Index
+from memdir.kernel.lang import fence, pathscope
+from memdir.kernel.lang.text import estimate_tokens
 from memdir.kernel.recall import recall
-from memdir.kernel.text import estimate_tokens
 
 TYPE_CHECKING = False  # the hook path never imports typing or dataclasses (start-up cost)
 if TYPE_CHECKING:
@@ -106,7 +106,7 @@ def scoped_docs(index: Index, store: Path | None = None) -> list[dict[str, Any]]
 
     Args:
         index: The store's index, scanned only when the cached list is stale.
-        store: The store folder, for the cache (:mod:`memdir.kernel.pathscope`); ``None``: none.
+        store: The store folder, for the cache (:mod:`memdir.kernel.lang.pathscope`), or None.
     """
     if store is not None:
         kept = pathscope.cached(store)

@@ -25,14 +25,14 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from memdir.kernel.errors import IndexFormatError, MemdirError, StorageError
-from memdir.kernel.text import index_text
+from memdir.kernel.base.errors import IndexFormatError, MemdirError, StorageError
+from memdir.kernel.lang.text import index_text
 
 TYPE_CHECKING = False  # the hook path never imports typing or dataclasses (start-up cost)
 if TYPE_CHECKING:
     from typing import Any
 
-    from memdir.kernel.model import Record
+    from memdir.kernel.base.model import Record
 
 INDEX_NAME = "index.sqlite"
 BUSY_TIMEOUT_SECONDS = 30.0
@@ -40,7 +40,7 @@ BACKUP_MAX_BYTES = 128 * 1024 * 1024
 """Indexes larger than this are not copied before a migration: rebuilding one (`memdir reindex`)
 is the real safety net, and copying a gigabyte on every upgrade would be a cost with no gain."""
 FTS_TOKENIZER = "unicode61 remove_diacritics 0"
-"""Columns hold terms already normalised and stemmed by :func:`memdir.kernel.text.terms`."""
+"""Columns hold terms already normalised and stemmed by :func:`memdir.kernel.lang.text.terms`."""
 
 
 def _run_script(conn: sqlite3.Connection, script: str) -> None:
@@ -155,7 +155,7 @@ def _m002_turn_frequencies(conn: sqlite3.Connection) -> None:
         ) WITHOUT ROWID;
         """,
     )
-    from memdir.kernel.text import month_words, terms
+    from memdir.kernel.lang.text import month_words, terms
 
     counts: dict[str, int] = {}
     for text, at in conn.execute("SELECT text, at FROM turns"):
@@ -318,7 +318,7 @@ def record_doc(record: Record) -> dict[str, Any]:
 
 def doc_record(doc: dict[str, Any]) -> Record:
     """Rebuild a :class:`Record` from :func:`record_doc` output."""
-    from memdir.kernel.model import Record  # only callers above the hook path build records
+    from memdir.kernel.base.model import Record  # only callers above the hook path build records
 
     fields = {k: v for k, v in doc.items() if k not in {"extra"}}
     for key in ("aliases", "tags", "links"):

@@ -44,10 +44,10 @@ import time
 from collections import Counter
 from collections.abc import Iterable
 
-from memdir.kernel.clock import age_days
+from memdir.kernel.base.clock import age_days
 from memdir.kernel.index import Index, filter_clause
-from memdir.kernel.text import QUESTION_WORDS, fts_match, is_cjk, query_terms, term_words
-from memdir.kernel.text import terms as term_list
+from memdir.kernel.lang.text import QUESTION_WORDS, fts_match, is_cjk, query_terms, term_words
+from memdir.kernel.lang.text import terms as term_list
 
 TYPE_CHECKING = False  # the hook path never imports typing or dataclasses (start-up cost)
 if TYPE_CHECKING:

@@ -2,7 +2,8 @@
 
 Every tool is a thin wrapper around one ``memdir.service`` call: its JSON form back, domain
 errors turned into ``ToolError`` with the same stable codes the CLI uses. Origin comes from the
-channel: every call is the ``agent``'s (one :class:`~memdir.kernel.caller.Caller` built when the
+channel: every call is the ``agent``'s (one :class:`~memdir.kernel.base.caller.Caller` built when
+the
 server starts), whatever the arguments say; the server cannot create ``owner`` records, accept
 candidates, purge or roll back, and a correction or retirement of an owner's record becomes a
 proposal whose result says so: ``"status": "proposed"`` and a note that the owner decides in
@@ -10,7 +11,8 @@ proposal whose result says so: ``"status": "proposed"`` and a note that the owne
 protocol: :func:`serve` points file descriptor 1 at stderr while anything is imported, so a
 dependency's banner or warning can never corrupt the stream (case B33), and logs go to stderr.
 Records are also readable as resources, ``memory://ID``. A successful ``memory_remember`` or
-``memory_correct`` marks the session it serves (:mod:`memdir.kernel.saves`), so the Stop hook
+``memory_correct`` marks the session it serves (:mod:`memdir.kernel.storage.saves`), so the Stop
+hook
 never says "saved no memory" after a save through MCP, whatever the host calls the tool.
 """
 
@@ -29,14 +31,14 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from memdir import service
-from memdir.kernel import paths, saves
-from memdir.kernel.caller import mcp_caller
-from memdir.kernel.errors import MemdirError, UsageError
-from memdir.kernel.fence import escape_json
-from memdir.kernel.lifecycle import Written
-from memdir.kernel.model import KINDS, STATUSES
+from memdir.kernel.base.errors import MemdirError, UsageError
+from memdir.kernel.base.model import KINDS, STATUSES
+from memdir.kernel.lang.fence import escape_json
+from memdir.kernel.storage import paths, saves
+from memdir.kernel.storage.lifecycle import Written
 from memdir.mcp.wire import serve_stdio
 from memdir.service import memory, project
+from memdir.service.channel import mcp_caller
 
 T = TypeVar("T")
 READ = ToolAnnotations(

@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memdir.kernel.explicit import find_requests, infer_kind
-from memdir.kernel.text import is_cjk
+from memdir.kernel.base.explicit import find_requests, infer_kind
+from memdir.kernel.lang.text import is_cjk
 
 MIN_CHARS = 12
 """Turns measuring less than this are noise (acknowledgements, "ok", emoji). Measured by

@@ -28,15 +28,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memdir.kernel import jsonl, lifecycle, spool
-from memdir.kernel.atomic import write_text_atomic
-from memdir.kernel.caller import OBSERVER, Caller
-from memdir.kernel.errors import JournalOffsetError, LockTimeoutError, MemdirError, RefusedError
-from memdir.kernel.journal import journal_files
-from memdir.kernel.lifecycle import Handle
-from memdir.kernel.lock import file_lock
-from memdir.kernel.paths import state_dir
-from memdir.kernel.redact import redact
+from memdir.kernel.base import jsonl
+from memdir.kernel.base.atomic import write_text_atomic
+from memdir.kernel.base.caller import OBSERVER, Caller
+from memdir.kernel.base.errors import (
+    JournalOffsetError,
+    LockTimeoutError,
+    MemdirError,
+    RefusedError,
+)
+from memdir.kernel.lang.redact import redact
+from memdir.kernel.storage import lifecycle, spool
+from memdir.kernel.storage.journal import journal_files
+from memdir.kernel.storage.lifecycle import Handle
+from memdir.kernel.storage.lock import file_lock
+from memdir.kernel.storage.paths import state_dir
 from memdir.observe import extract, llm
 
 STATE_NAME = "observer.json"

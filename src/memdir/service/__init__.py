@@ -2,13 +2,14 @@
 
 Each function takes a store folder and plain values, opens the store (bringing its index up
 to date with a stat scan), does one thing, and returns a value with ``to_json()``. Nothing here
-prints or reads ``argv``; errors are :class:`memdir.kernel.errors.MemdirError` subclasses.
+prints or reads ``argv``; errors are :class:`memdir.kernel.base.errors.MemdirError` subclasses.
 Who is acting is decided at the edge (DESIGN §4) and passed in as ``caller``
-(:class:`memdir.kernel.caller.Caller`); where a function takes ``caller=None`` it is decided from
-this process's environment as the CLI does (:func:`memdir.kernel.caller.cli_caller`), so a
+(:class:`memdir.kernel.base.caller.Caller`); where a function takes ``caller=None`` it is decided
+from
+this process's environment as the CLI does (:func:`memdir.service.channel.cli_caller`), so a
 script run in an agent's shell is the agent too. The lifecycle turns a change the agent asks
 for on the owner's record into a proposal (``Written.proposal``); purge and rollback refuse
-anyone but the owner (:mod:`memdir.kernel.authority`).
+anyone but the owner (:mod:`memdir.kernel.storage.authority`).
 """
 
 from __future__ import annotations
@@ -20,17 +21,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memdir.kernel import authority, gitio, lifecycle, paths
-from memdir.kernel import journal as journal_mod
-from memdir.kernel.caller import Caller, cli_caller
-from memdir.kernel.errors import MemdirError, NotFoundError, ProvenanceError, UsageError
-from memdir.kernel.ids import check_id
+from memdir.kernel.base.caller import Caller
+from memdir.kernel.base.errors import MemdirError, NotFoundError, ProvenanceError, UsageError
+from memdir.kernel.base.ids import check_id
+from memdir.kernel.base.model import Record
 from memdir.kernel.index import doc_record
-from memdir.kernel.lifecycle import Handle, Written
-from memdir.kernel.model import Record
+from memdir.kernel.lang.text import truncate
 from memdir.kernel.recall import Hit, TurnHit, search_turns
 from memdir.kernel.recall import recall as recall_records
-from memdir.kernel.text import truncate
+from memdir.kernel.storage import authority, gitio, lifecycle, paths
+from memdir.kernel.storage import journal as journal_mod
+from memdir.kernel.storage.lifecycle import Handle, Written
+from memdir.service.channel import cli_caller
 from memdir.store import graph as graph_mod
 from memdir.store import history, mirror, scan, setup
 from memdir.store.setup import Initialised
@@ -100,7 +102,7 @@ def init(
 
 
 def remember(store: Path, text: str, **options: Any) -> Written:
-    """Remember one belief; see :func:`memdir.kernel.lifecycle.remember` for the options."""
+    """Remember one belief; see :func:`memdir.kernel.storage.lifecycle.remember` for the options."""
     with opened(store) as handle:
         return lifecycle.remember(handle, text, **options)
 
@@ -111,7 +113,7 @@ def path_tags(paths: Iterable[str]) -> tuple[str, ...]:
     Raises:
         UsageError: a glob is empty, absolute, or climbs out of the project.
     """
-    from memdir.kernel import pathscope
+    from memdir.kernel.lang import pathscope
 
     out: list[str] = []
     for value in paths:
@@ -177,7 +179,7 @@ def pin(store: Path, record_id: str, *, pinned: bool, caller: Caller) -> Written
 
 
 def correct(store: Path, record_id: str, text: str, **options: Any) -> Written:
-    """Supersede ``record_id`` with ``text``; see :func:`memdir.kernel.lifecycle.correct`."""
+    """Supersede ``record_id`` with ``text`` (``lifecycle.correct``)."""
     with opened(store) as handle:
         return lifecycle.correct(handle, record_id, text, **options)
 
@@ -346,8 +348,8 @@ def journal_append(
         UsageError: bad ``who``, empty text, or ``at`` not an ISO-8601 time / in the future.
         IndexFormatError: the store was written by a newer memdir (nothing is written).
     """
-    from memdir.kernel import manifest
-    from memdir.kernel.clock import parse_instant
+    from memdir.kernel.base.clock import parse_instant
+    from memdir.kernel.storage import manifest
 
     manifest.load(store)  # a store from a newer memdir is refused before anything is written
     paths.state_dir(store)

@@ -11,8 +11,8 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from memdir.kernel.errors import NotFoundError
-from memdir.kernel.ids import check_id
+from memdir.kernel.base.errors import NotFoundError
+from memdir.kernel.base.ids import check_id
 from memdir.kernel.index import Index
 
 VISIBLE = ("active", "candidate")

@@ -36,11 +36,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memdir.kernel import gitio, paths
-from memdir.kernel.atomic import write_text_atomic
+from memdir.kernel.base.atomic import write_text_atomic
+from memdir.kernel.base.errors import MemdirError
 from memdir.kernel.digest import MIRROR_FLAG, PINNED_TAG
-from memdir.kernel.errors import MemdirError
 from memdir.kernel.index import Index
+from memdir.kernel.storage import gitio, paths
 
 LIMIT_BYTES = 4096
 """Claude Code recalls only the first 4096 bytes of a memory file (front matter included)."""

@@ -18,12 +18,12 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from memdir.kernel import journal, manifest, paths
-from memdir.kernel.errors import IndexFormatError, RecordParseError
+from memdir.kernel.base.errors import IndexFormatError, RecordParseError
 from memdir.kernel.index import INDEX_NAME, FileStat, Index, IndexCorruptError
-from memdir.kernel.lifecycle import Handle, Reader
-from memdir.kernel.lock import store_lock
-from memdir.kernel.recordfile import Parsed
+from memdir.kernel.storage import journal, manifest, paths
+from memdir.kernel.storage.lifecycle import Handle, Reader
+from memdir.kernel.storage.lock import store_lock
+from memdir.kernel.storage.recordfile import Parsed
 from memdir.records import codec
 
 RECORDS_DIR = "records"
@@ -71,7 +71,7 @@ def record_files(store: Path) -> dict[str, Path]:
 
 
 def tolerant_reader(scope: str) -> Reader:
-    """Return a :data:`memdir.kernel.lifecycle.Reader` that uses the tolerant codec."""
+    """Return a :data:`memdir.kernel.storage.lifecycle.Reader` that uses the tolerant codec."""
 
     def read(path: Path, rel: str) -> Parsed:
         return codec.read_file(path, rel, scope)

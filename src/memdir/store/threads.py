@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memdir.kernel.clock import age_days
+from memdir.kernel.base.clock import age_days
 from memdir.kernel.index import Index
 
 AGENT_SPEAKERS = ("assistant", "agent", "model", "codex", "claude", "gemini")

@@ -10,11 +10,12 @@ import click
 
 from memdir import service
 from memdir.cli.output import emit, json_option, note, one_line, resolve, store_option
-from memdir.kernel.caller import Caller, cli_caller
-from memdir.kernel.errors import ProvenanceError, UsageError
-from memdir.kernel.lifecycle import Written
-from memdir.kernel.model import KINDS, STATUSES, Record
-from memdir.kernel.text import truncate
+from memdir.kernel.base.caller import Caller
+from memdir.kernel.base.errors import ProvenanceError, UsageError
+from memdir.kernel.base.model import KINDS, STATUSES, Record
+from memdir.kernel.lang.text import truncate
+from memdir.kernel.storage.lifecycle import Written
+from memdir.service.channel import cli_caller
 
 ORIGIN_CHOICES = ("owner", "agent")
 """What ``remember --origin`` offers: ``untrusted`` and ``system`` are refused on every path."""

@@ -26,7 +26,7 @@ from functools import cache
 from itertools import pairwise
 from pathlib import PurePath
 
-from memdir.kernel.errors import SecretError
+from memdir.kernel.base.errors import SecretError
 
 
 class Finding:

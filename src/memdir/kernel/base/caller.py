@@ -4,7 +4,7 @@ A :class:`Caller` is what DESIGN §1 calls the caller: the origin (``owner``, ``
 ``observer``, ``import``), the channel it came through (``cli``, ``mcp``, ``hook``,
 ``observer``, ``import``, later ``ui``), and when known the host (``claude-code``, ``codex``…)
 and the host's session. Each edge builds one: the CLI from the environment (an agent's shell
-is ``agent``, a plain terminal ``owner``; :mod:`memdir.kernel.channel`), the MCP server always
+is ``agent``, a plain terminal ``owner``; :mod:`memdir.service.channel`), the MCP server always
 ``agent``, the prompt hook ``owner`` for what the person typed, the observer ``observer``,
 importers ``import``. The lifecycle decides authority from it (DESIGN §4: the agent may change
 its own records; on the owner's it can only propose; purge and rollback are the owner's), and
@@ -16,20 +16,16 @@ every commit carries it as git trailers, so ``memdir log`` shows who changed wha
     Memdir-Channel: cli
 
 Origin is evidence, not authentication: an agent that deletes its environment markers before
-running ``memdir`` is taken for the owner (see :func:`memdir.kernel.channel.detect_agent`).
+running ``memdir`` is taken for the owner (see :func:`memdir.service.channel.detect_agent`).
 
 Imports: standard library only.
 """
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-
-from memdir.kernel.channel import detect_agent
 
 TRAILER_KEYS: dict[str, str] = {
     "origin": "Memdir-Origin",
@@ -44,10 +40,6 @@ PROPOSAL_TRAILER = "Memdir-Proposal"
 
 _UNSAFE = re.compile(r"[^\x21-\x7e]+")  # trailer values: printable ASCII, no spaces or breaks
 MAX_VALUE_CHARS = 80
-
-SESSION_VARIABLES: tuple[str, ...] = ("CLAUDE_CODE_SESSION_ID", "CODEX_THREAD_ID")
-"""Environment variables a host's shell carries its session id in (first one set wins): Claude
-Code's Bash tool since 2.1.132 (the hooks' ``session_id``), Codex's shell tool (its thread)."""
 
 
 def trailer_value(value: str) -> str:
@@ -95,25 +87,6 @@ class Caller:
         """Return a short phrase for messages: ``agent via cli (claude-code)``."""
         host = f" ({self.host})" if self.host else ""
         return f"{self.origin} via {self.channel}{host}"
-
-
-def cli_caller(env: Mapping[str, str] | None = None) -> Caller:
-    """Return the caller of a CLI command: ``agent`` in an agent's shell, else ``owner``.
-
-    The host comes from its environment marker (``CLAUDECODE`` → ``claude-code``); the session
-    from the first of :data:`SESSION_VARIABLES` that is set.
-    """
-    environ = os.environ if env is None else env
-    host = detect_agent(environ)
-    if host is None:
-        return Caller("owner", "cli")
-    session = next((environ[v] for v in SESSION_VARIABLES if environ.get(v, "").strip()), None)
-    return Caller("agent", "cli", host=host, session=session)
-
-
-def mcp_caller(env: Mapping[str, str] | None = None) -> Caller:
-    """Return the caller of every MCP tool call: always ``agent`` (DESIGN §4), host if known."""
-    return Caller("agent", "mcp", host=detect_agent(env))
 
 
 OBSERVER = Caller("observer", "observer")

@@ -1,9 +1,9 @@
 """Authority: the agent never overrules the owner (DESIGN §4, §10 invariant 8).
 
-Three rules, decided from the :class:`~memdir.kernel.caller.Caller` each edge builds:
+Three rules, decided from the :class:`~memdir.kernel.base.caller.Caller` each edge builds:
 
 - **Purge and rollback are the owner's alone.** Any other caller is refused with
-  :class:`~memdir.kernel.errors.AuthorityError` (exit 3, code ``owner_only``), and the attempt
+  :class:`~memdir.kernel.base.errors.AuthorityError` (exit 3, code ``owner_only``), and the attempt
   is appended to ``audit/refused.jsonl`` and committed, so ``memdir log`` shows it.
 - **On an owner's record the agent can only propose.** ``correct``, ``reject`` and ``forget``
   of a record whose origin is ``owner`` (or an imported record that was the owner's) by any
@@ -24,7 +24,8 @@ A proposal file (JSON, one object)::
 since been superseded, rejected, forgotten, purged or reworded is *obsolete*
 (:func:`obsolete`): review shows why (and the successor), it cannot be accepted, only
 dismissed (declined). Accepting a proposal is one commit holding the change and the proposal's
-move to ``decided/`` (:func:`memdir.kernel.lifecycle.accept_proposal`), so one rollback undoes
+move to ``decided/`` (:func:`memdir.kernel.storage.lifecycle.accept_proposal`), so one rollback
+undoes
 both.
 
 It holds the proposed text (for ``correct``) and the agent's reason, never the owner's
@@ -45,12 +46,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from memdir.kernel import audit, gitio
-from memdir.kernel.atomic import write_atomic
-from memdir.kernel.caller import PROPOSAL_TRAILER, Caller
-from memdir.kernel.clock import now_iso
-from memdir.kernel.errors import AuthorityError, NotFoundError, UsageError
-from memdir.kernel.model import TRANSITIONS, Record
+from memdir.kernel.base.atomic import write_atomic
+from memdir.kernel.base.caller import PROPOSAL_TRAILER, Caller
+from memdir.kernel.base.clock import now_iso
+from memdir.kernel.base.errors import AuthorityError, NotFoundError, UsageError
+from memdir.kernel.base.model import TRANSITIONS, Record
+from memdir.kernel.storage import audit, gitio
 
 PROPOSALS_DIR = "proposals"
 DECIDED_DIR = "proposals/decided"
@@ -115,8 +116,8 @@ def refuse_unless_owner(store: Path, op: str, target: str, caller: Caller, why: 
 
 def _record_refusal(store: Path, op: str, target: str, caller: Caller) -> bool:
     """Append the refused attempt to ``audit/refused.jsonl`` and commit it; never raise."""
-    from memdir.kernel.errors import MemdirError
-    from memdir.kernel.lock import store_lock
+    from memdir.kernel.base.errors import MemdirError
+    from memdir.kernel.storage.lock import store_lock
 
     safe_target = re.sub(r"[^A-Za-z0-9._~^-]", "_", target)[:80]
     line = {
@@ -279,7 +280,7 @@ def obsolete(proposal: Proposal, record: Record | None) -> Obsolete | None:
 
 
 def _mint() -> str:
-    from memdir.kernel.ids import mint_id
+    from memdir.kernel.base.ids import mint_id
 
     return PROPOSAL_PREFIX + mint_id("fact").split("-", 1)[1]
 
@@ -401,7 +402,7 @@ def decided_files(proposal: Proposal, outcome: str) -> tuple[Proposal, dict[str,
     """Return ``proposal`` accepted with ``outcome``, and the file moves that record it.
 
     The moves (``proposals/<id>.json`` removed, ``proposals/decided/<id>.json`` written) go in
-    the same :func:`memdir.kernel.txn.apply` as the accepted change, so they are one commit.
+    the same :func:`memdir.kernel.storage.txn.apply` as the accepted change, so they are one commit.
     """
     done = replace(proposal, status="accepted", decided_at=now_iso(), outcome=outcome)
     data = json.dumps(done.to_json(), ensure_ascii=False, indent=2) + "\n"

@@ -2,7 +2,7 @@
 
 **Terms.** Text is NFKC-normalised and case-folded, then split into words of letters and
 digits; Latin words lose their diacritics (``café`` → ``cafe``) and are Porter-stemmed
-(:mod:`memdir.kernel.stem`). Runs of Chinese, Japanese and Korean characters, which carry no
+(:mod:`memdir.kernel.lang.stem`). Runs of Chinese, Japanese and Korean characters, which carry no
 spaces between words, become overlapping 2-character terms (bigrams) plus the run's last
 character, so a
 2-character query word matches inside a longer run, and a longer query word matches through
@@ -30,7 +30,7 @@ from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from itertools import pairwise
 
-from memdir.kernel.stem import stem
+from memdir.kernel.lang.stem import stem
 
 _CJK_RANGES = (
     (0x1100, 0x11FF),  # Hangul jamo

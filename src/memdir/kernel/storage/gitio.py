@@ -39,9 +39,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from memdir.kernel.errors import GitError, GitStateError, NotFoundError
-from memdir.kernel.lock import LOCK_NAME
-from memdir.kernel.paths import STATE_DIRNAME
+from memdir.kernel.base.errors import GitError, GitStateError, NotFoundError
+from memdir.kernel.storage.lock import LOCK_NAME
+from memdir.kernel.storage.paths import STATE_DIRNAME
 
 PINNED: tuple[tuple[str, str], ...] = (
     ("core.hooksPath", os.devnull),  # no hook of any kind ever runs for memdir's git calls
@@ -904,7 +904,7 @@ def dirty_paths(store: Path, under: str = "records") -> list[str]:
 def with_trailers(message: str, trailers: Trailers) -> str:
     """Return ``message`` ending in a paragraph of ``Key: value`` git trailers.
 
-    Keys and values are the caller's (:meth:`memdir.kernel.caller.Caller.trailers` makes them
+    Keys and values are the caller's (:meth:`memdir.kernel.base.caller.Caller.trailers` makes them
     one-line); with no trailers the message is returned unchanged.
     """
     if not trailers:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 import re
 
-from memdir.kernel.clock import utc_now
-from memdir.kernel.errors import UsageError
+from memdir.kernel.base.clock import utc_now
+from memdir.kernel.base.errors import UsageError
 
 CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
 

@@ -13,8 +13,8 @@ import json
 import os
 from pathlib import Path
 
-from memdir.kernel.errors import IndexFormatError, ManifestError
-from memdir.kernel.paths import MANIFEST_NAME
+from memdir.kernel.base.errors import IndexFormatError, ManifestError
+from memdir.kernel.storage.paths import MANIFEST_NAME
 
 TYPE_CHECKING = False  # the hook path never imports typing or tomllib (start-up cost)
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ r"""Record files as text: split off the front matter, segment it by key, write i
     ---
     body…
 
-one ``key: value`` line per key in :data:`~memdir.kernel.model.FIELD_ORDER`, each value a
+one ``key: value`` line per key in :data:`~memdir.kernel.base.model.FIELD_ORDER`, each value a
 JSON value. JSON is a subset of YAML's flow syntax, so the file is ordinary YAML to any tool,
 every string is double-quoted (no ``yes``/``null``/date/base-60 coercion, case B07/B09), and
 strings round-trip byte for byte. The few characters YAML 1.1 reads differently from JSON
@@ -35,7 +35,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from memdir.kernel.errors import UsageError
+from memdir.kernel.base.errors import UsageError
 
 FENCE = "---"
 _KEY_LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_.-]*)[ \t]*:(?=[ \t]|$)(.*)$")

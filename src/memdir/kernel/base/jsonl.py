@@ -3,7 +3,7 @@
 Writers append whole lines with a single ``write`` on an ``O_APPEND`` file, so concurrent
 processes never interleave bytes within a line (POSIX appends of one ``write`` are atomic with
 respect to the file offset; lines are capped at :data:`MAX_LINE_BYTES`); a rewrite (purge)
-never loses one (:mod:`memdir.kernel.appendlog`). Readers keep a byte
+never loses one (:mod:`memdir.kernel.base.appendlog`). Readers keep a byte
 offset per file and only ever consume complete lines, so a line another process is still
 writing, or one a killed writer left without its newline, waits and is never half-read.
 Imports: standard library only.
@@ -16,8 +16,8 @@ import os
 import re
 from pathlib import Path
 
-from memdir.kernel import appendlog
-from memdir.kernel.errors import JournalOffsetError, UsageError
+from memdir.kernel.base import appendlog
+from memdir.kernel.base.errors import JournalOffsetError, UsageError
 
 TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ def append_line(
     A torn last line left by a killed writer (no trailing newline) is first closed with a
     newline, so the new line never merges into it. A rewrite of the file in progress (purge)
     is waited for, at most ``wait`` seconds, and never loses the line
-    (:mod:`memdir.kernel.appendlog`).
+    (:mod:`memdir.kernel.base.appendlog`).
 
     Returns:
         ``(offset, length)``: the byte offset where the line starts and its length in bytes.

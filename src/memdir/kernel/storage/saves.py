@@ -25,10 +25,10 @@ import contextlib
 import os
 from pathlib import Path
 
-from memdir.kernel import jsonl
-from memdir.kernel.clock import now_iso
-from memdir.kernel.errors import MemdirError
-from memdir.kernel.paths import state_dir
+from memdir.kernel.base import jsonl
+from memdir.kernel.base.clock import now_iso
+from memdir.kernel.base.errors import MemdirError
+from memdir.kernel.storage.paths import state_dir
 
 TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
 if TYPE_CHECKING:
@@ -101,7 +101,7 @@ def mark(store: Path, *, tool: str, record_id: str, client: str = "") -> None:
         record_id: The id of the record written.
         client: The MCP client's name (``clientInfo.name``), when known.
     """
-    from memdir.kernel.redact import redact
+    from memdir.kernel.lang.redact import redact
 
     row: dict[str, Any] = {
         "at": now_iso(),

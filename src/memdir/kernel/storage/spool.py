@@ -20,8 +20,8 @@ import os
 import time
 from pathlib import Path
 
-from memdir.kernel.atomic import write_text_atomic
-from memdir.kernel.paths import state_dir
+from memdir.kernel.base.atomic import write_text_atomic
+from memdir.kernel.storage.paths import state_dir
 
 SPOOL_DIRNAME = "explicit-spool"
 TRANSIENT = ("LockTimeoutError", "GitError", "GitStateError", "IndexColdError", "StorageError")
@@ -29,7 +29,7 @@ TRANSIENT = ("LockTimeoutError", "GitError", "GitStateError", "IndexColdError", 
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from memdir.kernel.lifecycle import Handle, Written
+    from memdir.kernel.storage.lifecycle import Handle, Written
 
 
 def spool_dir(store: Path) -> Path:
@@ -99,9 +99,9 @@ def drain(handle: Handle, deadline: float | None = None) -> list[Written]:
     files = pending(handle.store)
     if not files:
         return []
-    from memdir.kernel import lifecycle
-    from memdir.kernel.caller import Caller
-    from memdir.kernel.errors import MemdirError
+    from memdir.kernel.base.caller import Caller
+    from memdir.kernel.base.errors import MemdirError
+    from memdir.kernel.storage import lifecycle
 
     written: list[Written] = []
     for path in files:

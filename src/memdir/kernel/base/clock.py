@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, date, datetime, timedelta
 
-from memdir.kernel.errors import UsageError
+from memdir.kernel.base.errors import UsageError
 
 _frozen: datetime | None = None
 

@@ -17,18 +17,10 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
-from memdir.kernel.clock import parse_instant
-from memdir.kernel.errors import RecordParseError, UsageError
-from memdir.kernel.frontmatter import (
-    FENCE,
-    dump_value,
-    extra_problem,
-    parse_json_value,
-    segment,
-    split,
-)
-from memdir.kernel.ids import SAFE_ID
-from memdir.kernel.model import (
+from memdir.kernel.base.clock import parse_instant
+from memdir.kernel.base.errors import RecordParseError, UsageError
+from memdir.kernel.base.ids import SAFE_ID
+from memdir.kernel.base.model import (
     ACCEPTED_ORIGINS,
     DEFAULT_CONFIDENCE,
     DEFAULT_IMPORTANCE,
@@ -37,6 +29,14 @@ from memdir.kernel.model import (
     SCOPES,
     STATUSES,
     Record,
+)
+from memdir.kernel.storage.frontmatter import (
+    FENCE,
+    dump_value,
+    extra_problem,
+    parse_json_value,
+    segment,
+    split,
 )
 
 _NULLS = {""}

@@ -5,13 +5,16 @@ shell tool is ``agent`` (DESIGN §4). Agents announce themselves in the environm
 commands they run; these are the markers each host documents or is known to set. No flag can
 turn an agent's command back into the owner's.
 
-Imports: standard library only.
+It also builds the :class:`~memdir.kernel.base.caller.Caller` of the two edges that read the
+environment, the CLI and the MCP server. This is edge code, so it lives above the kernel.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+
+from memdir.kernel.base.caller import Caller
 
 AGENT_MARKERS: tuple[tuple[str, str], ...] = (
     ("CLAUDECODE", "claude-code"),  # Claude Code sets CLAUDECODE=1 in its Bash tool
@@ -54,3 +57,27 @@ def detect_agent(env: Mapping[str, str] | None = None) -> str | None:
 def cli_origin(env: Mapping[str, str] | None = None) -> str:
     """Return the origin of a CLI write: ``agent`` inside an agent's session, else ``owner``."""
     return "agent" if detect_agent(env) else "owner"
+
+
+SESSION_VARIABLES: tuple[str, ...] = ("CLAUDE_CODE_SESSION_ID", "CODEX_THREAD_ID")
+"""Environment variables a host's shell carries its session id in (first one set wins): Claude
+Code's Bash tool since 2.1.132 (the hooks' ``session_id``), Codex's shell tool (its thread)."""
+
+
+def cli_caller(env: Mapping[str, str] | None = None) -> Caller:
+    """Return the caller of a CLI command: ``agent`` in an agent's shell, else ``owner``.
+
+    The host comes from its environment marker (``CLAUDECODE`` → ``claude-code``); the session
+    from the first of :data:`SESSION_VARIABLES` that is set.
+    """
+    environ = os.environ if env is None else env
+    host = detect_agent(environ)
+    if host is None:
+        return Caller("owner", "cli")
+    session = next((environ[v] for v in SESSION_VARIABLES if environ.get(v, "").strip()), None)
+    return Caller("agent", "cli", host=host, session=session)
+
+
+def mcp_caller(env: Mapping[str, str] | None = None) -> Caller:
+    """Return the caller of every MCP tool call: always ``agent`` (DESIGN §4), host if known."""
+    return Caller("agent", "mcp", host=detect_agent(env))

@@ -25,8 +25,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from memdir.kernel.errors import LockTimeoutError
-from memdir.kernel.paths import state_dir
+from memdir.kernel.base.errors import LockTimeoutError
+from memdir.kernel.storage.paths import state_dir
 
 LOCK_NAME = "lock"
 DEFAULT_TIMEOUT_SECONDS = 60.0

@@ -33,13 +33,13 @@ import re
 import time
 from pathlib import Path
 
-from memdir.kernel import appendlog
-from memdir.kernel.atomic import write_text_atomic
-from memdir.kernel.clock import now_iso
-from memdir.kernel.errors import LockTimeoutError
-from memdir.kernel.lock import file_lock
-from memdir.kernel.paths import state_dir
-from memdir.kernel.redact import find_secrets
+from memdir.kernel.base import appendlog
+from memdir.kernel.base.atomic import write_text_atomic
+from memdir.kernel.base.clock import now_iso
+from memdir.kernel.base.errors import LockTimeoutError
+from memdir.kernel.lang.redact import find_secrets
+from memdir.kernel.storage.lock import file_lock
+from memdir.kernel.storage.paths import state_dir
 
 TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
 if TYPE_CHECKING:

@@ -1,22 +1,24 @@
 """The belief lifecycle: remember, correct, reject, forget, accept (DESIGN §4).
 
 Every operation is one read-modify-write under the store lock, ending in one
-:func:`memdir.kernel.txn.apply` (files, one commit, index). The gates run in DESIGN §4's
+:func:`memdir.kernel.storage.txn.apply` (files, one commit, index). The gates run in DESIGN §4's
 order: provenance, then the secret scan, then the near-duplicate check, then the write.
 
 - **remember**: a near-duplicate of an active (or candidate) record of the same kind updates
   that record (``updated_at`` bumped; aliases, tags and links merged) instead of adding one; a
   near-duplicate of a ``rejected`` record is refused, naming it, so a belief the owner
   rejected is never re-learned. Near-duplicate means a shingle similarity at or above the
-  manifest's ``[policy] near_duplicate`` (default 0.7; see :func:`memdir.kernel.text.similarity`).
+  manifest's ``[policy] near_duplicate`` (default 0.7; see
+  :func:`memdir.kernel.lang.text.similarity`).
 - **correct** writes a new record with ``supersedes: old``; the old one becomes
   ``superseded`` with ``superseded_by`` and the reason. One commit holds both.
 - **reject** / **forget** / **accept** change a status along
-  :data:`memdir.kernel.model.TRANSITIONS`; repeating one is a no-op, not an error.
-- **Authority** (DESIGN §4): every operation takes the :class:`~memdir.kernel.caller.Caller`
+  :data:`memdir.kernel.base.model.TRANSITIONS`; repeating one is a no-op, not an error.
+- **Authority** (DESIGN §4): every operation takes the :class:`~memdir.kernel.base.caller.Caller`
   its edge built, and its commit carries the caller as git trailers. A caller that is not the
   owner may correct, reject or forget its own records; on the owner's record
-  (:func:`memdir.kernel.authority.owned_by_owner`) the change becomes a proposal for the owner
+  (:func:`memdir.kernel.storage.authority.owned_by_owner`) the change becomes a proposal for the
+  owner
   to decide in review, and the record is left as it is. A near-duplicate the agent remembers
   of an owner's record leaves that record unchanged too.
 
@@ -35,11 +37,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memdir.kernel import audit, authority, txn
-from memdir.kernel.authority import Proposal
-from memdir.kernel.caller import PROPOSAL_TRAILER, Caller
-from memdir.kernel.clock import now_iso, today_iso
-from memdir.kernel.errors import (
+from memdir.kernel.base.caller import PROPOSAL_TRAILER, Caller
+from memdir.kernel.base.clock import now_iso, today_iso
+from memdir.kernel.base.errors import (
     AuthorityError,
     NotFoundError,
     ObsoleteProposalError,
@@ -49,14 +49,16 @@ from memdir.kernel.errors import (
     TransitionError,
     UsageError,
 )
-from memdir.kernel.ids import KIND_PREFIX, check_id, mint_id
+from memdir.kernel.base.ids import KIND_PREFIX, check_id, mint_id
+from memdir.kernel.base.model import ACCEPTED_ORIGINS, TRANSITIONS, Record, relative_path
 from memdir.kernel.index import Index
-from memdir.kernel.lock import DEFAULT_TIMEOUT_SECONDS, store_lock
-from memdir.kernel.manifest import Manifest
-from memdir.kernel.model import ACCEPTED_ORIGINS, TRANSITIONS, Record, relative_path
-from memdir.kernel.recordfile import Parsed, read_canonical
-from memdir.kernel.redact import check_text, strip_private
-from memdir.kernel.text import fts_match, normalized_text, query_terms, similarity
+from memdir.kernel.lang.redact import check_text, strip_private
+from memdir.kernel.lang.text import fts_match, normalized_text, query_terms, similarity
+from memdir.kernel.storage import audit, authority, txn
+from memdir.kernel.storage.authority import Proposal
+from memdir.kernel.storage.lock import DEFAULT_TIMEOUT_SECONDS, store_lock
+from memdir.kernel.storage.manifest import Manifest
+from memdir.kernel.storage.recordfile import Parsed, read_canonical
 
 MAX_TEXT_CHARS = 4000
 """Longest belief text: a belief is a sentence or a short paragraph; prose goes in the body."""
@@ -617,7 +619,7 @@ def accept_proposal(handle: Handle, proposal_id: str, caller: Caller) -> tuple[W
 
     The commit writes the record change (correct: the new record and the superseded one;
     reject/forget: the record's new status) and moves ``proposals/<id>.json`` to
-    ``proposals/decided/<id>.json``, through :func:`memdir.kernel.txn.apply`'s intent, so a
+    ``proposals/decided/<id>.json``, through :func:`memdir.kernel.storage.txn.apply`'s intent, so a
     kill never leaves one without the other and ``memdir rollback`` of that commit puts the
     record back and the proposal back to pending together. Its message is the change's
     (``correct A -> B: <reason> (proposal prop-… by …, accepted by the owner)``) and it carries

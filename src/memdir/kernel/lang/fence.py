@@ -30,7 +30,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
-from memdir.kernel.text import estimate_tokens, truncate
+from memdir.kernel.lang.text import estimate_tokens, truncate
 
 TAG = "memdir-memory"
 HEADER = (

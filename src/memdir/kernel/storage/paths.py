@@ -22,7 +22,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from memdir.kernel.errors import StoreLayoutError, StoreNotFoundError
+from memdir.kernel.base.errors import StoreLayoutError, StoreNotFoundError
 
 STORE_DIRNAME = ".memdir"
 MANIFEST_NAME = "memdir.toml"
@@ -238,10 +238,10 @@ def log_hook_error(store: Path | None, event: str, text: str) -> None:
     Without a store (the failure happened before one was found) the entry goes to the user
     store's state folder, so ``memdir health`` can still show it.
     """
-    from memdir.kernel import appendlog  # errors are rare: import only when one happens
-    from memdir.kernel.clock import now_iso
-    from memdir.kernel.errors import LockTimeoutError
-    from memdir.kernel.redact import redact
+    from memdir.kernel.base import appendlog  # errors are rare: import only when one happens
+    from memdir.kernel.base.clock import now_iso
+    from memdir.kernel.base.errors import LockTimeoutError
+    from memdir.kernel.lang.redact import redact
 
     try:
         target_store = store if store is not None else user_store_dir()

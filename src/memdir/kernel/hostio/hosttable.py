@@ -12,7 +12,8 @@ Each entry of :data:`HOSTS` is a dict with these keys (absent optional keys read
 ``installable``
     Whether ``memdir install --host`` can wire it; listed-only hosts say why in ``notes``.
 ``events``
-    memdir's canonical event (Claude Code's names, :data:`memdir.kernel.hookio.CANONICAL_EVENTS`
+    memdir's canonical event (Claude Code's names,
+    :data:`memdir.kernel.hostio.hookio.CANONICAL_EVENTS`
     plus ``PostToolUseFailure``) → the host's own event name. A missing event is a feature the
     host lacks; memdir loses only that feature there.
 ``matchers``

@@ -33,8 +33,8 @@ import os
 import time
 from pathlib import Path
 
-from memdir.kernel.atomic import fsync_dir, temp_path_for
-from memdir.kernel.errors import LockTimeoutError
+from memdir.kernel.base.atomic import fsync_dir, temp_path_for
+from memdir.kernel.base.errors import LockTimeoutError
 
 try:
     from fcntl import LOCK_EX, LOCK_NB, LOCK_SH, flock

@@ -1,7 +1,7 @@
 """The store's own mutation audit log and its rejected-value tombstones (DESIGN §1, §2, §4).
 
 **Audit log** (``audit/YYYY-MM.jsonl``, UTC month of the event): one JSON object per mutation,
-appended with one ``O_APPEND`` write (:func:`memdir.kernel.appendlog.append`) and committed
+appended with one ``O_APPEND`` write (:func:`memdir.kernel.base.appendlog.append`) and committed
 with the write it describes. Git history does not count as an audit trail because ``purge``
 rewrites it; purge never rewrites these files (it logs its own event). An event never holds
 belief text, only SHA-256 hashes of the record files before and after::
@@ -11,7 +11,8 @@ belief text, only SHA-256 hashes of the record files before and after::
      "origin": "owner", "channel": "cli", "host": null, "session": null, "reason": "…"}
 
 ``before`` is ``null`` for a new record, ``after`` ``null`` for a deleted one. A write's events
-are part of its intent (:mod:`memdir.kernel.txn`), so recovery after a kill completes them; an
+are part of its intent (:mod:`memdir.kernel.storage.txn`), so recovery after a kill completes them;
+an
 event whose ``id`` the log already holds is not appended twice.
 
 **Tombstones** (``audit/tombstones.jsonl``): an append-only ledger keyed on a rejected
@@ -39,8 +40,8 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
-from memdir.kernel import appendlog
-from memdir.kernel.clock import now_iso
+from memdir.kernel.base import appendlog
+from memdir.kernel.base.clock import now_iso
 
 AUDIT_DIR = "audit"
 TOMBSTONES = "audit/tombstones.jsonl"
@@ -167,7 +168,7 @@ def event(
 
 def who_from_trailers(trailers: Any) -> dict[str, Any]:
     """Return the caller's fields from commit trailers (``Memdir-Origin`` …)."""
-    from memdir.kernel.caller import TRAILER_KEYS
+    from memdir.kernel.base.caller import TRAILER_KEYS
 
     names = {key: name for name, key in TRAILER_KEYS.items()}
     return {names[k]: v for k, v in trailers if k in names}
@@ -334,11 +335,11 @@ def retract(store: Path, events: list[dict[str, Any]], stones: list[str]) -> Non
     """Take ``events`` and tombstone ``stones`` out again after their write failed; never raise.
 
     Only the lines themselves are dropped (by event id, or the exact tombstone line); lines
-    appended meanwhile by others stay (:func:`memdir.kernel.appendlog.rewrite`). A log file
+    appended meanwhile by others stay (:func:`memdir.kernel.base.appendlog.rewrite`). A log file
     left empty was created by the failed write itself (audit lines are appended only under the
     store lock, which the caller holds), so it is removed: a failed write leaves nothing behind.
     """
-    from memdir.kernel.errors import MemdirError
+    from memdir.kernel.base.errors import MemdirError
 
     ids = {str(e["id"]) for e in events}
     touched = [TOMBSTONES] if stones else []

@@ -20,10 +20,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from memdir.kernel import jsonl
-from memdir.kernel.clock import format_instant, utc_now
-from memdir.kernel.errors import UsageError
-from memdir.kernel.redact import redact
+from memdir.kernel.base import jsonl
+from memdir.kernel.base.clock import format_instant, utc_now
+from memdir.kernel.base.errors import UsageError
+from memdir.kernel.lang.redact import redact
 
 TYPE_CHECKING = False  # appending is on the hook path: no typing, dataclasses or SQLite there
 if TYPE_CHECKING:
@@ -188,7 +188,7 @@ def _sync_file(index: Index, path: Path) -> int:
 
 
 def _drop_file(index: Index, name: str) -> None:
-    from memdir.kernel.text import month_words, terms
+    from memdir.kernel.lang.text import month_words, terms
 
     conn = index.conn
     gone: dict[str, int] = {}
@@ -207,7 +207,7 @@ def _drop_file(index: Index, name: str) -> None:
 
 
 def _recent(index: Index, cache: dict[str, _Recent], session: str) -> _Recent:
-    from memdir.kernel.text import index_text
+    from memdir.kernel.lang.text import index_text
 
     found = cache.get(session)
     if found is None:
@@ -228,7 +228,7 @@ def _index_batch(
     an earlier batch that gain following neighbours here get their context rewritten; nothing
     else is written twice, so a bulk sync costs about one FTS write per turn.
     """
-    from memdir.kernel.text import index_text, month_words  # never on the hook path
+    from memdir.kernel.lang.text import index_text, month_words  # never on the hook path
 
     conn = index.conn
     by_session: dict[str, list[tuple[int, str, str, str]]] = {}

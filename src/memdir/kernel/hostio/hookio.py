@@ -14,7 +14,7 @@ import json
 import os
 import re
 
-from memdir.kernel.jsonl import valid_unicode
+from memdir.kernel.base.jsonl import valid_unicode
 
 TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
 """One logical write: record files, one git commit, the index, all or nothing.
 
-The caller holds the store lock (:func:`memdir.kernel.lock.store_lock`) around the whole
+The caller holds the store lock (:func:`memdir.kernel.storage.lock.store_lock`) around the whole
 read-modify-write. :func:`apply` first writes an *intent* (``state/intent.json``: every file's
 new content and the commit message), then replaces the files atomically, commits, updates the
 index and removes the intent. A process killed at any instant leaves either no intent (nothing
@@ -11,7 +11,7 @@ record + superseded old one) is never half-applied, and is always exactly one co
 
 A failure (git, a permission, a full disk, a read-only file system) is different from a kill:
 the process is alive to undo what it did. Every file is put back as it was, the intent is
-removed and nothing is staged (:func:`memdir.kernel.gitio.commit` builds commits in memdir's
+removed and nothing is staged (:func:`memdir.kernel.storage.gitio.commit` builds commits in memdir's
 own index), so a failed write is absent, never live and reported failed (invariant 9). A
 write refused because of the store's git state (a merge in progress, a detached HEAD) touches
 no file at all. Only a process that died leaves an intent for :func:`recover`.
@@ -34,18 +34,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from memdir.kernel import audit, gitio
-from memdir.kernel.atomic import fsync_dir, write_atomic
-from memdir.kernel.errors import GitError, GitStateError, RejectedBeliefError
+from memdir.kernel.base.atomic import fsync_dir, write_atomic
+from memdir.kernel.base.errors import GitError, GitStateError, RejectedBeliefError
+from memdir.kernel.base.model import Record
 from memdir.kernel.index import FileStat, Index
-from memdir.kernel.model import Record
-from memdir.kernel.paths import state_dir
-from memdir.kernel.recordfile import dump, read_canonical
+from memdir.kernel.storage import audit, gitio
+from memdir.kernel.storage.paths import state_dir
+from memdir.kernel.storage.recordfile import dump, read_canonical
 
 INTENT_NAME = "intent.json"
 REFUSED_INTENT_NAME = "intent.refused.json"
 _PROPOSAL_FILE = re.compile(r"^proposals/(decided/)?prop-[0-9a-hjkmnp-tv-z]{14}\.json$")
-"""A proposal's file (:mod:`memdir.kernel.authority`): accepting one moves it in the same write."""
+"""A proposal's file (:mod:`memdir.kernel.storage.authority`): accepting one moves it in the same
+write."""
 
 
 def _contained(texts: object) -> bool:
@@ -98,7 +99,8 @@ def apply(
     """Write ``changes`` as one commit and index them; the caller holds the store lock.
 
     This is the one write every record change goes through, so it carries the trust checks
-    (:mod:`memdir.kernel.audit`): a record that would become ``active`` or ``candidate`` with
+    (:mod:`memdir.kernel.storage.audit`): a record that would become ``active`` or ``candidate``
+    with
     a new text is refused when that value is tombstoned; a record becoming ``rejected``
     tombstones its value; and one audit event (hashes only) is part of the intent, appended
     and committed with the files.
@@ -108,7 +110,7 @@ def apply(
         index: Its open index.
         changes: The files of this one logical write.
         message: The commit message.
-        trailers: Who made the change (:meth:`memdir.kernel.caller.Caller.trailers`), ending
+        trailers: Who made the change (:meth:`memdir.kernel.base.caller.Caller.trailers`), ending
             the commit message; a replay by :func:`recover` keeps them.
         op: The audit event's operation (default: the message's first word).
         reason: The audit event's reason.

@@ -251,11 +251,15 @@ def session_digest(
         else "Rules and preferences first, then beliefs relevant to this session:"
     )
     rules = [d for d in rules if d["id"] not in {i.id for i in pinned_items}]
+    budget = budget_tokens
+    if pinned_items:  # their own budget, whatever the frame and notes take of the main one
+        frame, _ = fence.render([], title=title, notes=notes)
+        budget = max(budget_tokens, estimate_tokens(frame) + 1) + pinned_cost
     text, kept = fence.render(
         [*pinned_items, *(_item(doc) for doc in [*rules, *others] if doc["id"] not in skip)],
         title=title,
         notes=notes,
-        budget_tokens=budget_tokens + pinned_cost,
+        budget_tokens=budget,
     )
     if skip and not kept:
         return Injection("", ())

@@ -314,6 +314,13 @@ def build_server(store: Path) -> MCPServer:
             int | None, Field(ge=1, le=10, description="1 (trivia) to 10 (vital); default 5.")
         ] = None,
         links: ListArg = None,
+        paths: Annotated[
+            list[str] | str | None,
+            Field(
+                description="Path globs it applies to (e.g. src/billing/**): then it is shown "
+                "when a matching file is read or edited, not in every session."
+            ),
+        ] = None,
     ) -> dict[str, Any]:
         """Save one durable belief about this project and return the record.
 
@@ -321,6 +328,10 @@ def build_server(store: Path) -> MCPServer:
         session. It is stored with origin "agent". A near-duplicate of an active belief updates
         it instead; a belief the person rejected is refused.
         """
+        try:
+            scoped = service.path_tags(_strings(paths, "paths"))
+        except MemdirError as err:
+            raise ToolError(f"{err.code}: {err}") from err
         done = _call(
             service.remember,
             store,
@@ -328,7 +339,7 @@ def build_server(store: Path) -> MCPServer:
             kind=_kind(kind),
             caller=caller,
             aliases=_strings(aliases, "aliases"),
-            tags=_strings(tags, "tags"),
+            tags=(*_strings(tags, "tags"), *scoped),
             importance=importance,
             links=_strings(links, "links"),
         )

@@ -111,12 +111,14 @@ def path_tags(paths: Iterable[str]) -> tuple[str, ...]:
     """Return the ``path:GLOB`` tags scoping a record to ``paths`` (globs, or commas between).
 
     Raises:
-        UsageError: a glob is empty, absolute, or climbs out of the project.
+        UsageError: a value names no glob, or a glob is absolute or climbs out of the project.
     """
     from memdir.kernel.lang import pathscope
 
     out: list[str] = []
     for value in paths:
+        if not value.strip(" ,"):
+            raise UsageError(f"--paths: {value!r} names no glob (e.g. 'src/billing/**')")
         for glob in value.split(","):
             if not glob.strip():
                 continue

@@ -665,7 +665,7 @@ SHIPPED = Recipe(
     question_penalty=0.9,
     pool=200,
 )
-"""What memdir.kernel.storage.journal and memdir.kernel.recall implement: the proposed recipe
+"""What memdir.kernel.storage.journal and memdir.kernel.index.recall implement: the proposed recipe
 without the
 bigram columns and the session table (each within noise on the held-out conversations) and
 with the month instead of the day in the date column."""

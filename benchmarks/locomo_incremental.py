@@ -7,7 +7,7 @@ Run from the repository root (a few seconds)::
 ``benchmarks/locomo_ablation.py`` builds each conversation's index in one go. This script
 indexes the same turns the way ``memdir.kernel.storage.journal`` must: appended one at a time, each
 new turn updating only the rows of the two turns before it in its session and its session's
-row, then searches the way ``memdir.kernel.recall.search_turns`` should. It prints its figures
+row, then searches the way ``memdir.kernel.index.recall.search_turns`` should. It prints its figures
 beside the batch-built *proposed* recipe's, which they must equal (a check that the recipe is
 incremental), and is meant as a template for the change to journal.py and recall.py.
 

@@ -76,8 +76,8 @@ def _mb(n: float) -> str:
 def run_records(count: int, queries: int, scans: int) -> dict[str, object]:
     """Build a store of ``count`` records and measure it (runs inside a subprocess)."""
     from memdir import service
+    from memdir.kernel.index.recall import recall
     from memdir.kernel.lang.text import terms
-    from memdir.kernel.recall import recall
     from memdir.kernel.storage import lifecycle
     from memdir.records import codec
     from memdir.store import bulk
@@ -153,7 +153,7 @@ def run_records(count: int, queries: int, scans: int) -> dict[str, object]:
         for q in asked[: max(scans * 4, 20)]:
             t0 = time.perf_counter()
             wanted = set(terms(q))
-            rows = handle.index.conn.execute("SELECT id, text FROM records WHERE status='active'")
+            rows = [(r[0], r[3]) for r in handle.index.record_texts(statuses=("active",))]
             scored = [(len(wanted & set(terms(text))), rid) for rid, text in rows]
             scored.sort(reverse=True)
             brute_times.append((time.perf_counter() - t0) * 1000)
@@ -181,7 +181,7 @@ def run_turns(count: int, queries: int) -> dict[str, object]:
     """Write a journal of ``count`` turns, index it, and time journal search (in a subprocess)."""
     from memdir import service
     from memdir.kernel.index import Index
-    from memdir.kernel.recall import search_turns
+    from memdir.kernel.index.recall import search_turns
     from memdir.kernel.storage import journal
 
     texts, questions = _sentences()

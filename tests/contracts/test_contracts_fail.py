@@ -18,6 +18,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
+SQLITE_CONTRACT = "Only the index package imports sqlite3 (it owns all SQL: memdir.kernel.index)"
+
 PLANTED = {
     "an httpx import in the kernel": (
         "kernel/base/clock.py",
@@ -38,6 +40,32 @@ PLANTED = {
         "kernel/lang/text.py",
         "from memdir.kernel.storage import paths  # planted\n",
         "Kernel layers point downward BROKEN",
+    ),
+    "a store module running its own SQLite": (
+        "store/threads.py",
+        "import sqlite3  # planted\n",
+        f"{SQLITE_CONTRACT} BROKEN",
+    ),
+    "a kernel storage module running its own SQLite": (
+        "kernel/storage/journal.py",
+        "import sqlite3  # planted\n",
+        f"{SQLITE_CONTRACT} BROKEN",
+    ),
+    "a hook importing the PostgreSQL index": (
+        "hooks/stop.py",
+        "from memdir import pgindex  # planted\n",
+        "Hooks stand directly on the kernel: a new process per tool call imports nothing else BROKEN",
+    ),
+    "a database driver in the kernel": (
+        "kernel/index/sqlite.py",
+        "import psycopg  # planted\n",
+        "Kernel imports no third-party package BROKEN",
+    ),
+    "the index's shared rows reaching up into ranking": (
+        "kernel/index/rows.py",
+        "from memdir.kernel.index import recall  # planted\n",
+        "The index package: what the agent is told, over ranking, over the backends and their rows"
+        " BROKEN",
     ),
 }
 

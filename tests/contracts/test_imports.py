@@ -15,7 +15,7 @@ def _loaded(code: str) -> set[str]:
 
 def test_the_kernel_imports_only_the_standard_library() -> None:
     loaded = _loaded(
-        "import memdir.kernel.storage.lifecycle, memdir.kernel.recall, memdir.kernel.storage.journal, "
+        "import memdir.kernel.storage.lifecycle, memdir.kernel.index.recall, memdir.kernel.storage.journal, "
         "memdir.kernel.storage.txn, memdir.kernel.base.caller"
     )
     third_party = {m.split(".")[0] for m in loaded} & HEAVY

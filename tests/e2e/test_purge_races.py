@@ -156,5 +156,5 @@ def test_appends_made_while_purge_rewrites_the_logs_all_survive(store: Path) -> 
     ]
     with service.opened(store) as handle:
         journal.sync_journal(handle.index, store)
-        indexed = [row[0] for row in handle.index.conn.execute("SELECT text FROM turns")]
+        indexed = [row[0] for row in handle.index._conn.execute("SELECT text FROM turns")]
     assert sorted(indexed) == sorted(turns)

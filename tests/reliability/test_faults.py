@@ -478,8 +478,8 @@ def test_an_index_from_a_newer_memdir_is_refused_untouched_and_reindex_recovers(
 ) -> None:
     acknowledged = seed(store)
     with Index(store) as index:
-        index.conn.execute(f"PRAGMA user_version = {LATEST_VERSION + 1}")
-        index.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        index._conn.execute(f"PRAGMA user_version = {LATEST_VERSION + 1}")
+        index._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     index_bytes = (store / "index.sqlite").read_bytes()
     before = snapshot(store)
 

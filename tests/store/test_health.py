@@ -136,7 +136,7 @@ def test_a_corrupt_index_is_rebuilt_and_a_newer_one_refused(store: Path) -> None
         "Survives a corrupt index"
     ]
     with Index(store) as index:
-        index.conn.execute("PRAGMA user_version = 99")
+        index._conn.execute("PRAGMA user_version = 99")
     result = run_cli("recall", "corrupt", "--json")
     assert result.exit_code == 1
     assert json.loads(result.stdout)["error"]["code"] == "index_format"

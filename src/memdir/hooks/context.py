@@ -43,9 +43,8 @@ def _is_cold(index: Index, store: Path) -> bool:
     conflict-marked mid-merge), has been built: it is not cold, so a store of unreadable
     files does not start a reindex and refuse every prompt forever.
     """
-    for table in ("records", "files"):
-        if index.conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone() is not None:  # noqa: S608
-            return False
+    if not index.is_empty():
+        return False
     import os
 
     try:

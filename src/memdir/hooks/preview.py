@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from memdir.hooks.context import Context
 from memdir.hooks.payload import HookEvent, HookResult
-from memdir.kernel import digest
+from memdir.kernel.index import digest
 from memdir.kernel.storage import session
 
 PREVIEWED = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolBatch")

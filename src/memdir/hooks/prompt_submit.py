@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from memdir.hooks.context import Context
 from memdir.hooks.payload import HookEvent, HookResult
-from memdir.kernel import digest
 from memdir.kernel.base.caller import Caller
 from memdir.kernel.base.errors import MemdirError
 from memdir.kernel.base.explicit import find_requests
+from memdir.kernel.index import digest
 from memdir.kernel.lang.redact import redact
 from memdir.kernel.lang.text import estimate_tokens
 from memdir.kernel.storage import journal, session

@@ -28,7 +28,7 @@ from memdir.kernel.base.clock import now_iso, today_iso
 from memdir.kernel.base.ids import CROCKFORD, KIND_PREFIX
 from memdir.kernel.base.model import Record
 from memdir.kernel.lang.redact import strip_private
-from memdir.kernel.lang.text import normalized_text, truncate
+from memdir.kernel.lang.text import needle_tags, normalized_text, truncate
 from memdir.kernel.storage.lifecycle import MAX_TEXT_CHARS
 
 DATE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
@@ -146,7 +146,7 @@ def make_record(
         observed_at: When it was observed; today when ``None``.
         importance: 1..10, clamped.
         aliases: Other words for it.
-        tags: Labels.
+        tags: Labels; a needle tag the text starts with (``[决定] …``) is added.
         links: Ids of related records (already mapped).
         body: Longer prose.
         extra_source: More ``source`` keys (the id it had, its original origin).
@@ -176,7 +176,7 @@ def make_record(
         origin="import",
         importance=max(1, min(10, int(importance))),
         aliases=_clean(aliases),
-        tags=_clean(tags),
+        tags=_clean((*tags, *needle_tags(text))),
         links=_clean(links),
         created_at=now,
         updated_at=now,

@@ -206,8 +206,7 @@ class _Dedup:
     def seen(self, ref: str) -> bool:
         if ref in self.recent:
             return True
-        row = self.index.conn.execute("SELECT 1 FROM turns WHERE ref = ?", (ref,)).fetchone()
-        return row is not None
+        return self.index.has_turn_ref(ref)
 
     def add(self, ref: str) -> None:
         self.recent.add(ref)

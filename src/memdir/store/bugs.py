@@ -17,9 +17,9 @@ from typing import Any
 from memdir.kernel.base.caller import Caller
 from memdir.kernel.base.clock import now_iso
 from memdir.kernel.base.errors import NotFoundError, UsageError
+from memdir.kernel.index.recall import recall
 from memdir.kernel.lang.redact import is_secret_path, redact
 from memdir.kernel.lang.text import truncate
-from memdir.kernel.recall import recall
 from memdir.kernel.storage import lifecycle
 from memdir.kernel.storage.lifecycle import Handle, Written
 from memdir.kernel.storage.lock import store_lock

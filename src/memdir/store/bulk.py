@@ -29,6 +29,7 @@ from memdir.kernel.base.errors import GitError, MemdirError, RecordParseError, S
 from memdir.kernel.base.model import FIELD_ORDER, Record, relative_path
 from memdir.kernel.index import FileStat, doc_record
 from memdir.kernel.lang.redact import check_text, redact
+from memdir.kernel.lang.text import needle_tags
 from memdir.kernel.storage import audit, gitio, txn
 from memdir.kernel.storage.frontmatter import extra_problem
 from memdir.kernel.storage.lifecycle import Handle
@@ -122,7 +123,8 @@ def _record(value: Any, scope: str) -> Any:
     source = dict(record.source)
     source["original_origin"] = record.origin
     source["channel"] = "import"
-    return dataclasses.replace(record, origin="import", source=source)
+    tags = tuple(dict.fromkeys((*record.tags, *needle_tags(record.text))))  # as remember does
+    return dataclasses.replace(record, origin="import", source=source, tags=tags)
 
 
 def import_lines(
@@ -387,8 +389,7 @@ class _Known:
         self.exact: dict[str, str] = {}  # normalised rejected text → id
         self.sets: list[tuple[str, set[str]]] = []
         self.by_shingle: dict[str, list[int]] = {}
-        rows = handle.index.conn.execute("SELECT id, kind, status, text FROM records")
-        for record_id, kind, status, text in rows:
+        for record_id, kind, status, text in handle.index.record_texts():
             if status == "rejected":
                 self.exact.setdefault(normalized_text(text), record_id)
                 found = shingles(text)

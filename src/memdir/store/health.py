@@ -18,16 +18,18 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memdir.kernel.base.atomic import TEMP_SUFFIX
 from memdir.kernel.base.errors import GitError, MemdirError
-from memdir.kernel.index import Index
 from memdir.kernel.storage import gitio, manifest, txn
 from memdir.kernel.storage.lifecycle import Handle
 from memdir.kernel.storage.lock import inspect_lock, store_lock
 from memdir.kernel.storage.paths import HOOK_ERROR_LOG, HOOK_GAVE_UP, HOOK_ROW_LATE, STATE_DIRNAME
 from memdir.store.scan import open_index, scan_records, tolerant_reader
+
+if TYPE_CHECKING:
+    from memdir.kernel.index.interface import IndexBackend
 
 STALE_TEMP_SECONDS = 60.0
 """A temporary file older than this belongs to a writer that died; younger ones may be live."""
@@ -355,6 +357,38 @@ def _log_findings(store: Path, report: Report) -> None:
                 )
 
 
+def _sync_findings(store: Path, report: Report) -> None:
+    """Name the conflict the last ``memdir sync`` stopped on, and a merge left half-applied."""
+    from memdir.store import teamsync
+
+    conflict = teamsync.pending_conflict(store)
+    if conflict is not None:
+        paths: list[str | None] = [str(p) for p in conflict.get("paths") or []]
+        for path in paths or [None]:
+            report.findings.append(
+                Finding(
+                    "error",
+                    "sync_conflict",
+                    "the last `memdir sync` stopped: this file was changed differently on this "
+                    "machine and on the remote and memdir cannot merge it; the store here is as "
+                    "it was before that sync",
+                    path,
+                    "make the two versions agree (edit the file here, or undo the hand edit), "
+                    "then `memdir sync`",
+                )
+            )
+    if (store / STATE_DIRNAME / teamsync.PENDING).exists():
+        report.findings.append(
+            Finding(
+                "warning",
+                "sync_interrupted",
+                "a `memdir sync` was stopped while applying a merge; the next sync finishes it",
+                f"{STATE_DIRNAME}/{teamsync.PENDING}",
+                "memdir sync",
+            )
+        )
+
+
 def _state_findings(store: Path, report: Report) -> None:
     lock = inspect_lock(store)
     if lock.held:
@@ -388,6 +422,7 @@ def _state_findings(store: Path, report: Report) -> None:
                     where,
                 )
             )
+    _sync_findings(store, report)
     refused = store / STATE_DIRNAME / txn.REFUSED_INTENT_NAME
     if refused.exists():
         report.findings.append(
@@ -542,7 +577,7 @@ def _tombstone_findings(store: Path, report: Report) -> None:
             )
 
 
-def _check_read_only(store: Path, index: Index, settings: Any, report: Report) -> Report:
+def _check_read_only(store: Path, index: IndexBackend, settings: Any, report: Report) -> Report:
     """Examine a store this process cannot write: every finding, no repair, no write."""
     report.findings.append(
         Finding(

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from memdir.kernel.base.clock import age_days
+from memdir.kernel.index.recall import half_life_days
 from memdir.kernel.lang.text import similarity, words
-from memdir.kernel.recall import half_life_days
 from memdir.kernel.storage.lifecycle import Handle, find_similar
 
 NEAR_DUPLICATE = 0.5

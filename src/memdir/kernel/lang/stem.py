@@ -2,7 +2,7 @@
 
 memdir stems Latin words itself, before they reach FTS5, so that recall can count term
 frequencies and document frequencies in Python with exactly the terms the index holds (see
-:mod:`memdir.kernel.recall`). The rules are the original algorithm's as SQLite's FTS5
+:mod:`memdir.kernel.index.recall`). The rules are the original algorithm's as SQLite's FTS5
 ``porter`` tokenizer applies them (including the ``bli → ble`` and ``logi → log`` departures
 of Porter's own reference implementation); a test checks this stemmer against SQLite's on
 tens of thousands of words. As in FTS5, words shorter than 3 or longer than 64 characters, and

@@ -322,3 +322,38 @@ def truncate_bytes(text: str, max_bytes: int, ellipsis: str = "…") -> str:
 def estimate_tokens(text: str) -> int:
     """Return ceil(UTF-8 bytes / 4): DESIGN §6's token estimate when no tokenizer is set."""
     return -(-len(text.encode("utf-8")) // 4)
+
+
+_NEEDLE = re.compile(r"\s*\[(?!\[)([^\[\]\s]{1,32})\]")
+MAX_NEEDLES = 5
+"""Most leading tags read from one text (wolfmem writes one; a few more are kept)."""
+
+
+def needle_tags(text: str) -> tuple[str, ...]:
+    """Return the needle tags a text starts with: ``"[决定] [安全] …"`` → ``("决定", "安全")``.
+
+    wolfmem tags each fact by a bracketed word at its start (``[决定]`` decision, ``[坑]``
+    pitfall, ``[偏好]`` preference, ``[安全]`` security, ``[隐私]`` privacy, ``[事实]`` fact); any
+    ``[word]`` counts. A tag holds at least one letter, no space and no bracket, so a Markdown
+    checkbox (``[ ]``), a citation (``[12]``) and a wiki link (``[[id]]``) are not tags. The text
+    itself is left as written: the tag stays greppable in the file, as wolfmem intends.
+
+    Args:
+        text: A belief's text.
+
+    Returns:
+        Up to :data:`MAX_NEEDLES` tags, in order, without brackets (empty when none).
+    """
+    found: list[str] = []
+    at = 0
+    while len(found) < MAX_NEEDLES:
+        match = _NEEDLE.match(text, at)
+        if match is None:
+            break
+        tag = match.group(1)
+        if not any(ch.isalpha() for ch in tag):
+            break
+        if tag not in found:
+            found.append(tag)
+        at = match.end()
+    return tuple(found)

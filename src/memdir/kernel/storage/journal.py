@@ -1,6 +1,8 @@
 """The journal: append-only conversation turns, and their incremental indexing.
 
-A turn is one line of ``journal/YYYY-MM-DD.jsonl`` (the UTC day of its time, DESIGN §2)::
+A turn is one line of ``journal/YYYY-MM-DD.jsonl`` (the UTC day of its time, DESIGN §2), or of
+``journal/YYYY-MM-DD.<machine>.jsonl`` once the store is shared (:func:`log_name`: each machine
+appends only to its own files, so two machines' journals never conflict in a merge)::
 
     {"at": "2026-11-30T09:14:03.120Z", "who": "user", "text": "…", "session": "s1"}
 
@@ -30,10 +32,38 @@ if TYPE_CHECKING:
     from datetime import datetime
     from typing import Any
 
-    from memdir.kernel.index import Index
+    from memdir.kernel.index.interface import IndexBackend as Index
 
 JOURNAL_DIR = "journal"
-_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}\.jsonl$")
+_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}(?:\.[a-z0-9][a-z0-9-]{0,39})?\.jsonl$")
+MACHINE_FILE = "machine"
+"""``state/machine``: this machine's name in a shared store's log file names (machine-local)."""
+MACHINE = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
+
+
+def machine_id(store: Path) -> str | None:
+    """Return this machine's name for ``store``'s log files, or ``None`` (a store never shared).
+
+    Read from ``state/machine`` (written when the store is first shared, see
+    :mod:`memdir.store.teamsync`); anything unreadable or malformed counts as none.
+    """
+    try:
+        text = (store / "state" / MACHINE_FILE).read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text if MACHINE.match(text) else None
+
+
+def log_name(store: Path, day: str) -> str:
+    """Return the file name a journal or action-log line of ``day`` (``YYYY-MM-DD``) goes to.
+
+    ``<day>.jsonl`` in a store never shared; ``<day>.<machine>.jsonl`` once it is, so every
+    machine appends only to files no other machine writes. Readers read both forms.
+    """
+    machine = machine_id(store)
+    return f"{day}.{machine}.jsonl" if machine else f"{day}.jsonl"
+
+
 MAX_TURN_CHARS = 64 * 1024
 """Longest turn text kept; longer text is cut (a turn is evidence, not an archive)."""
 
@@ -99,7 +129,7 @@ def append_turn(
         row.update(
             {k: redact(v) if isinstance(v, str) else v for k, v in extra.items() if k not in row}
         )
-    name = f"{stamp[:10]}.jsonl"
+    name = log_name(store, stamp[:10])
     offset, length = jsonl.append_line(store / JOURNAL_DIR / name, row)
     return TurnRef(f"{JOURNAL_DIR}/{name}", offset, length, stamp, clean)
 
@@ -148,10 +178,8 @@ def sync_journal(index: Index, store: Path) -> int:
     added = 0
     for path in journal_files(store):
         stat = path.stat()
-        row = index.conn.execute(
-            "SELECT offset, ino FROM journal_files WHERE name = ?", (path.name,)
-        ).fetchone()
-        if row is not None and row[1] == stat.st_ino and row[0] == stat.st_size:
+        known = index.journal_position(path.name)
+        if known is not None and known[1] == stat.st_ino and known[0] == stat.st_size:
             continue  # nothing new: the common case costs one stat and one lookup
         added += _sync_file(index, path)
     return added
@@ -159,14 +187,12 @@ def sync_journal(index: Index, store: Path) -> int:
 
 def _sync_file(index: Index, path: Path) -> int:
     added = 0
-    with index.write() as conn:
+    with index.write():
         stat = path.stat()
-        row = conn.execute(
-            "SELECT offset, ino, lines FROM journal_files WHERE name = ?", (path.name,)
-        ).fetchone()
-        offset, lines = (row[0], row[2]) if row else (0, 0)
-        if row is not None and (row[1] != stat.st_ino or row[0] > stat.st_size):
-            _drop_file(index, path.name)  # replaced or rewritten (purge): index it again
+        known = index.journal_position(path.name)
+        offset, lines = (known[0], known[2]) if known else (0, 0)
+        if known is not None and (known[1] != stat.st_ino or known[0] > stat.st_size):
+            index.drop_journal_file(path.name)  # replaced or rewritten (purge): index it again
             offset, lines = 0, 0
         cache: dict[str, _Recent] = {}
         while True:
@@ -180,30 +206,8 @@ def _sync_file(index: Index, path: Path) -> int:
             if tail.next_offset == offset:
                 break
             offset = tail.next_offset
-        conn.execute(
-            "INSERT OR REPLACE INTO journal_files (name, offset, ino, lines) VALUES (?,?,?,?)",
-            (path.name, offset, stat.st_ino, lines),
-        )
+        index.set_journal_position(path.name, offset, stat.st_ino, lines)
     return added
-
-
-def _drop_file(index: Index, name: str) -> None:
-    from memdir.kernel.lang.text import month_words, terms
-
-    conn = index.conn
-    gone: dict[str, int] = {}
-    for text, at in conn.execute("SELECT text, at FROM turns WHERE file = ?", (name,)):
-        for term in {*terms(text), *terms(month_words(at))}:
-            gone[term] = gone.get(term, 0) + 1
-    conn.executemany(
-        "UPDATE turn_df SET rows = rows - ? WHERE term = ?", [(n, t) for t, n in gone.items()]
-    )
-    conn.execute(
-        "DELETE FROM turns_fts WHERE rowid IN (SELECT rowid FROM turns WHERE file = ?)", (name,)
-    )
-    conn.execute("DELETE FROM turns WHERE file = ?", (name,))
-    conn.execute("DELETE FROM journal_files WHERE name = ?", (name,))
-    conn.execute("DELETE FROM turn_df WHERE rows <= 0")  # no trace of erased words (purge)
 
 
 def _recent(index: Index, cache: dict[str, _Recent], session: str) -> _Recent:
@@ -211,11 +215,8 @@ def _recent(index: Index, cache: dict[str, _Recent], session: str) -> _Recent:
 
     found = cache.get(session)
     if found is None:
-        rows = index.conn.execute(
-            "SELECT rowid, text FROM turns WHERE session = ? ORDER BY rowid DESC LIMIT ?",
-            (session, 2 * WINDOW),
-        ).fetchall()
-        found = cache[session] = _Recent([(r[0], index_text(r[1])) for r in reversed(rows)])
+        turns = index.recent_turns(session, 2 * WINDOW)
+        found = cache[session] = _Recent([(rowid, index_text(text)) for rowid, text in turns])
     return found
 
 
@@ -230,7 +231,6 @@ def _index_batch(
     """
     from memdir.kernel.lang.text import index_text, month_words  # never on the hook path
 
-    conn = index.conn
     by_session: dict[str, list[tuple[int, str, str, str]]] = {}
     for line_no, line in batch:
         value = line.value or {}
@@ -238,14 +238,10 @@ def _index_batch(
         at, ref = _text(value, "at"), _text(value, "ref") or None
         if session not in by_session:
             _recent(index, cache, session)  # before this batch's rows exist in the table
-        cursor = conn.execute(
-            "INSERT INTO turns (file, line, offset, length, session, at, who, text, ref)"
-            " VALUES (?,?,?,?,?,?,?,?,?)",
-            (name, line_no, line.offset, line.length, session, at, who, text, ref),
-        )
+        rowid = index.add_turn(name, line_no, line.offset, line.length, session, at, who, text, ref)
         by_session.setdefault(session, []).append(
             (
-                int(cursor.lastrowid or 0),
+                rowid,
                 index_text(text),
                 index_text(who),
                 index_text(month_words(at)),
@@ -271,11 +267,5 @@ def _index_batch(
             else:
                 updates.append((context, rowid))  # an earlier turn gained following neighbours
         recent.turns = sequence[-2 * WINDOW :]
-    conn.executemany("INSERT INTO turns_fts (rowid, text, date, context) VALUES (?,?,?,?)", inserts)
-    conn.executemany("UPDATE turns_fts SET context = ? WHERE rowid = ?", updates)
-    conn.executemany(
-        "INSERT INTO turn_df (term, rows) VALUES (?, ?)"
-        " ON CONFLICT (term) DO UPDATE SET rows = rows + excluded.rows",
-        frequencies.items(),
-    )
+    index.add_turn_terms(inserts, updates, frequencies)
     return len(batch)

@@ -32,13 +32,14 @@ Imports: standard library only.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memdir.kernel.base.caller import PROPOSAL_TRAILER, Caller
-from memdir.kernel.base.clock import now_iso, today_iso
+from memdir.kernel.base.clock import now_iso, parse_instant, today_iso
 from memdir.kernel.base.errors import (
     AuthorityError,
     NotFoundError,
@@ -51,14 +52,21 @@ from memdir.kernel.base.errors import (
 )
 from memdir.kernel.base.ids import KIND_PREFIX, check_id, mint_id
 from memdir.kernel.base.model import ACCEPTED_ORIGINS, TRANSITIONS, Record, relative_path
-from memdir.kernel.index import Index
 from memdir.kernel.lang.redact import check_text, strip_private
-from memdir.kernel.lang.text import fts_match, normalized_text, query_terms, similarity
+from memdir.kernel.lang.text import (
+    needle_tags,
+    normalized_text,
+    query_terms,
+    similarity,
+)
 from memdir.kernel.storage import audit, authority, txn
 from memdir.kernel.storage.authority import Proposal
 from memdir.kernel.storage.lock import DEFAULT_TIMEOUT_SECONDS, store_lock
 from memdir.kernel.storage.manifest import Manifest
 from memdir.kernel.storage.recordfile import Parsed, read_canonical
+
+if TYPE_CHECKING:
+    from memdir.kernel.index.interface import IndexBackend
 
 MAX_TEXT_CHARS = 4000
 """Longest belief text: a belief is a sentence or a short paragraph; prose goes in the body."""
@@ -79,7 +87,7 @@ class Handle:
     """An open store for lifecycle operations: folder, index, manifest and a tolerant reader."""
 
     store: Path
-    index: Index
+    index: IndexBackend
     manifest: Manifest
     read: Reader | None = None
     lock_timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
@@ -191,6 +199,28 @@ def _check_importance(importance: int) -> int:
     return importance
 
 
+_ENTITY_TYPE = re.compile(r"[a-z][a-z0-9-]{0,39}")
+
+
+def check_entity_type(kind: str, entity_type: str | None) -> str | None:
+    """Return an entity's type, lower-cased, or ``None`` when none was given.
+
+    Raises:
+        UsageError: a type was given for a kind other than ``entity``, or it is not one word of
+            lower-case letters, digits and hyphens (it names a folder in an AMP export).
+    """
+    if entity_type is None or not entity_type.strip():
+        return None
+    value = entity_type.strip().lower()
+    if kind != "entity":
+        raise UsageError(f"--entity-type is for kind entity, not {kind}")
+    if not _ENTITY_TYPE.fullmatch(value):
+        raise UsageError(
+            f"entity type {entity_type!r} must be one word: lower-case letters, digits, hyphens"
+        )
+    return value
+
+
 def _check_kind(kind: str) -> str:
     if kind not in KIND_PREFIX:
         raise UsageError(f"unknown kind {kind!r}; expected one of {', '.join(KIND_PREFIX)}")
@@ -231,31 +261,15 @@ def load(handle: Handle, record_id: str) -> tuple[Record, str]:
 
 
 def find_similar(
-    index: Index, text: str, threshold: float, statuses: Iterable[str]
+    index: IndexBackend, text: str, threshold: float, statuses: Iterable[str]
 ) -> list[tuple[float, dict[str, Any]]]:
     """Return ``(similarity, doc)`` for records at or above ``threshold``, most similar first."""
     terms = query_terms(text)
-    statuses = list(statuses)
-    marks = ",".join("?" * len(statuses))
-    rows: list[tuple[str]] = []
-    if terms:
-        rows = index.conn.execute(
-            "SELECT r.doc FROM records_fts JOIN records r ON r.rowid = records_fts.rowid"  # noqa: S608
-            f" WHERE records_fts MATCH ? AND r.status IN ({marks})"
-            " ORDER BY bm25(records_fts, 4, 3, 2, 1) LIMIT ?",
-            (fts_match(terms), *statuses, SIMILAR_POOL),
-        ).fetchall()
-    else:  # no words at all (emoji, symbols): compare against exact texts
-        rows = index.conn.execute(
-            f"SELECT doc FROM records WHERE status IN ({marks}) AND text = ?",  # noqa: S608
-            (*statuses, text),
-        ).fetchall()
-    import json
-
+    # No words at all (emoji, symbols): the index compares against exact texts.
+    docs = index.similar_candidates(terms, text, list(statuses), SIMILAR_POOL)
     found = []
     key = normalized_text(text)
-    for (doc_json,) in rows:
-        doc = json.loads(doc_json)
+    for doc in docs:
         score = 1.0 if normalized_text(doc["text"]) == key else similarity(text, doc["text"])
         if score >= threshold:
             found.append((score, doc))
@@ -290,6 +304,7 @@ def remember(
     observed_at: str | None = None,
     extra: tuple[tuple[str, str], ...] = (),
     caller: Caller | None = None,
+    entity_type: str | None = None,
 ) -> Written:
     """Store one belief, or update its near-duplicate (see the module docstring).
 
@@ -307,12 +322,17 @@ def remember(
         status: ``active``, or ``candidate`` for the observer.
         session: The host session it was said in, if any.
         journal: A citation (``journal/<day>.jsonl:<start>-<end>``) of the evidence.
-        observed_at: When it was observed (date or instant); today when ``None``.
+        observed_at: When it was observed (ISO date or instant, kept as written); today when
+            ``None``.
         extra: Further front matter keys with their raw YAML text (bug records keep their
             signature and occurrences here).
         caller: Who is acting; when given, its origin, channel and session replace
             ``origin``, ``channel`` and ``session``.
+        entity_type: For an ``entity``: what sort (``person``, ``service``, ``team``…), kept
+            as ``source.entity_type`` (AMP's ``entities/<type>/`` folder).
 
+    A needle tag the text starts with (``[决定] …``, see :func:`needle_tags`) is added to
+    ``tags``, on every write path.
 
     Returns:
         :class:`Written`; ``created`` is False when a near-duplicate was updated instead.
@@ -332,15 +352,19 @@ def remember(
     body = strip_private(body)
     if len(body) > MAX_BODY_CHARS:
         raise UsageError(f"body is longer than {MAX_BODY_CHARS} characters")
-    alias_list, tag_list = clean_list("aliases", aliases), clean_list("tags", tags)
+    alias_list = clean_list("aliases", aliases)
+    tag_list = clean_list("tags", (*clean_list("tags", tags), *needle_tags(text)))
     link_list = tuple(check_id(link) for link in clean_list("links", links))
     check_text("\n".join([text, *alias_list, *tag_list, body, *(raw for _, raw in extra)]))
 
     kind = _check_kind(kind)
+    entity_type = check_entity_type(kind, entity_type)
     if status not in ("active", "candidate"):
         raise UsageError(f"a new record is active or candidate, not {status!r}")
     if importance is not None:
         _check_importance(importance)
+    if observed_at:
+        parse_instant(observed_at)  # an ISO date or time, not in the future
     with store_lock(handle.store, "remember", handle.lock_timeout_seconds, queue=handle.lock_queue):
         txn.recover(handle.store, handle.index)
         for link in link_list:
@@ -399,7 +423,8 @@ def remember(
             created_at=now,
             updated_at=now,
             observed_at=observed_at or today_iso(),
-            source={"channel": channel, "session": session, "journal": journal},
+            source={"channel": channel, "session": session, "journal": journal}
+            | ({"entity_type": entity_type} if entity_type else {}),
             scope=handle.manifest.scope,
             body=body,
             extra=extra,
@@ -585,7 +610,7 @@ def _corrected(old: Record, text: str, reason: str | None, caller: Caller) -> tu
         importance=old.importance,
         confidence=old.confidence,
         aliases=old.aliases,
-        tags=old.tags,
+        tags=clean_list("tags", (*old.tags, *needle_tags(text))),
         links=old.links,
         supersedes=old.id,
         created_at=now,

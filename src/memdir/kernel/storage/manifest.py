@@ -75,6 +75,7 @@ SETTINGS: dict[str, object] = {
     "observe_every_seconds": 300,
     "observe_min_lines": 1,
     "stale_days": 180,
+    "index_backend": "",
 }
 """Every setting with its default (the TOML keys are documented in :data:`TEMPLATE`)."""
 
@@ -99,6 +100,7 @@ class Manifest:
     observe_every_seconds: int
     observe_min_lines: int
     stale_days: int
+    index_backend: str
 
     def __init__(self, **values: Any) -> None:
         unknown = set(values) - set(SETTINGS)
@@ -130,6 +132,8 @@ def _get(
 
 
 CACHE_NAME = "manifest.json"
+POSTGRES_SCHEMES = ("postgres://", "postgresql://")
+"""``[index] backend`` values that name a PostgreSQL index (:mod:`memdir.pgindex`)."""
 
 
 def load(store: Path) -> Manifest:
@@ -194,6 +198,11 @@ def parse(store: Path) -> Manifest:
     duplicate_read = _get(hooks, "duplicate_read", str, "deny", where + " [hooks]")
     if duplicate_read not in ("deny", "warn", "off"):
         raise ManifestError(f"{where} [hooks]: duplicate_read must be deny, warn or off")
+    backend = _get(_get(data, "index", dict, {}, where), "backend", str, "", where + " [index]")
+    if backend not in ("", "sqlite") and not backend.startswith(POSTGRES_SCHEMES):
+        raise ManifestError(
+            f'{where} [index]: backend must be "sqlite" or a postgres:// URI, not {backend!r}'
+        )
     observer = _get(data, "observer", dict, {}, where)
     min_lines = _get(observer, "min_lines", int, 1, where + " [observer]")
     if min_lines < 1:
@@ -221,6 +230,7 @@ def parse(store: Path) -> Manifest:
         ),
         promote_corroborated=_get(policy, "promote_corroborated", bool, True, where + " [policy]"),
         stale_days=_get(policy, "stale_days", int, 180, where + " [policy]"),
+        index_backend="" if backend == "sqlite" else backend,
         observe_every_seconds=_get(
             observer, "observe_every_seconds", int, 300, where + " [observer]"
         ),

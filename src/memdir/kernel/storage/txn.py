@@ -29,7 +29,6 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,10 +36,14 @@ from pathlib import Path
 from memdir.kernel.base.atomic import fsync_dir, write_atomic
 from memdir.kernel.base.errors import GitError, GitStateError, RejectedBeliefError
 from memdir.kernel.base.model import Record
-from memdir.kernel.index import FileStat, Index
+from memdir.kernel.index import FileStat, OperationalError
 from memdir.kernel.storage import audit, gitio
 from memdir.kernel.storage.paths import state_dir
 from memdir.kernel.storage.recordfile import dump, read_canonical
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memdir.kernel.index.interface import IndexBackend
 
 INTENT_NAME = "intent.json"
 REFUSED_INTENT_NAME = "intent.refused.json"
@@ -87,7 +90,7 @@ def _intent_path(store: Path) -> Path:
 
 def apply(
     store: Path,
-    index: Index,
+    index: IndexBackend,
     changes: list[Change],
     message: str,
     *,
@@ -160,7 +163,7 @@ def _text_changed(store: Path, rel: str, text: str) -> bool:
 
 def apply_texts(
     store: Path,
-    index: Index,
+    index: IndexBackend,
     texts: dict[str, str | None],
     message: str,
     *,
@@ -251,7 +254,7 @@ def _put(target: Path, data: bytes | None) -> None:
 
 def _replay(
     store: Path,
-    index: Index,
+    index: IndexBackend,
     texts: dict[str, str | None],
     message: str,
     *,
@@ -291,7 +294,7 @@ def _replay(
         if not recovering:
             _drop_intent(store, before, restored)
         raise
-    with contextlib.suppress(sqlite3.OperationalError):
+    with contextlib.suppress(OperationalError):
         # Busy past the timeout: the next stat scan indexes these files (module docstring).
         _reindex(store, index, texts)
     with contextlib.suppress(FileNotFoundError):
@@ -329,7 +332,7 @@ def _drop_intent(store: Path, before: dict[str, bytes | None], restored: bool) -
             path.unlink(missing_ok=True)
 
 
-def _reindex(store: Path, index: Index, texts: dict[str, str | None]) -> None:
+def _reindex(store: Path, index: IndexBackend, texts: dict[str, str | None]) -> None:
     with index.write():
         for rel, text in texts.items():
             if not rel.startswith("records/"):
@@ -342,7 +345,7 @@ def _reindex(store: Path, index: Index, texts: dict[str, str | None]) -> None:
                 index.upsert_record(parsed.record, rel, FileStat.of(store / rel), [])
 
 
-def recover(store: Path, index: Index) -> bool:
+def recover(store: Path, index: IndexBackend) -> bool:
     """Finish a logical write that a killed process left behind; return whether there was one.
 
     The caller holds the store lock.

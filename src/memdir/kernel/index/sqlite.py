@@ -2,10 +2,13 @@
 
 Never the source of truth: deleting ``index.sqlite`` loses nothing, and ``memdir reindex``
 rebuilds it from ``records/`` and ``journal/`` alone. It exists so recall never reads Markdown
-on the hot path (DESIGN §5). The database runs in WAL mode with a busy timeout, so readers
-never block the writer and concurrent writers wait instead of failing with "database is
-locked" (case B15). Writes use ``BEGIN IMMEDIATE`` and are idempotent: two processes bringing
-the same file up to date end with one copy of it.
+on the hot path (DESIGN §5). It is the only module that runs SQL against memdir's index
+(:class:`~memdir.kernel.index.interface.IndexBackend` lists every query). The database runs
+in WAL mode with a busy timeout, so readers never block the writer and concurrent writers wait
+instead of failing with "database is locked" (case B15). Writes use ``BEGIN IMMEDIATE`` (a
+``SAVEPOINT`` inside an open one) and are idempotent: two processes bringing the same file up
+to date end with one copy of it. A failed ``COMMIT`` is rolled back, so no transaction is ever
+left open for the next write.
 
 Schema versions are ``PRAGMA user_version`` and the ordered ``MIGRATIONS`` (``mNNN_*``),
 applied on open in one transaction each. An index written by a newer memdir is refused with
@@ -19,20 +22,21 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from memdir.kernel.base.errors import IndexFormatError, MemdirError, StorageError
-from memdir.kernel.lang.text import index_text
+from memdir.kernel.index.rows import FileStat, record_columns, record_doc, record_links, turn_terms
+from memdir.kernel.lang.text import fts_match, is_cjk
 
 TYPE_CHECKING = False  # the hook path never imports typing or dataclasses (start-up cost)
 if TYPE_CHECKING:
     from typing import Any
 
     from memdir.kernel.base.model import Record
+    from memdir.kernel.index.interface import Problems, RecordRow, TurnRow
 
 INDEX_NAME = "index.sqlite"
 BUSY_TIMEOUT_SECONDS = 30.0
@@ -137,6 +141,26 @@ def _m001_initial(conn: sqlite3.Connection) -> None:
 
         """.replace("{tokenizer}", FTS_TOKENIZER),
     )
+
+
+OperationalError = sqlite3.OperationalError
+"""What a busy, full or read-only database raises (see :func:`operational_cause`)."""
+COLUMN_WEIGHTS = (4.0, 3.0, 2.0, 1.0)
+"""FTS5 ``bm25()`` weights of the records_fts columns: text, aliases, tags, body (the same as
+:data:`memdir.kernel.index.recall.COLUMN_WEIGHTS`)."""
+POOL_SCAN = 4
+"""The record pool is drawn from FTS5's best ``POOL_SCAN × size`` matches (see
+:meth:`Index.record_pool`)."""
+
+
+def operational_cause(error: BaseException) -> str:
+    """Return what an :data:`OperationalError` means for a person ("the disk is full"…)."""
+    code = (getattr(error, "sqlite_errorcode", None) or 0) & 0xFF
+    return {
+        sqlite3.SQLITE_FULL: "the disk is full",
+        sqlite3.SQLITE_READONLY: "the index cannot be written (is the store read-only?)",
+        sqlite3.SQLITE_IOERR: "the index cannot be read or written (I/O error)",
+    }.get(code, "the index is busy or unavailable")
 
 
 def _m002_turn_frequencies(conn: sqlite3.Connection) -> None:
@@ -281,55 +305,6 @@ def _open_read_only(path: Path, busy_timeout_seconds: float) -> sqlite3.Connecti
     raise StorageError(f"cannot read the index {path} ({last})")
 
 
-class FileStat:
-    """What the index remembers of a record file's stat, to notice changes."""
-
-    __slots__ = ("ino", "mtime_ns", "size")
-
-    def __init__(self, mtime_ns: int, size: int, ino: int) -> None:
-        self.mtime_ns = mtime_ns
-        self.size = size
-        self.ino = ino
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, FileStat) and (self.mtime_ns, self.size, self.ino) == (
-            other.mtime_ns,
-            other.size,
-            other.ino,
-        )
-
-    def __hash__(self) -> int:
-        return hash((self.mtime_ns, self.size, self.ino))
-
-    @classmethod
-    def of(cls, path: Path) -> FileStat:
-        """Return the stat of ``path``."""
-        st = path.stat()
-        return cls(st.st_mtime_ns, st.st_size, st.st_ino)
-
-
-def record_doc(record: Record) -> dict[str, Any]:
-    """Return the JSON document the index keeps for a record (its ``--json`` form plus extras)."""
-    doc = record.to_json()
-    if record.extra:
-        doc["extra"] = [list(pair) for pair in record.extra]
-    return doc
-
-
-def doc_record(doc: dict[str, Any]) -> Record:
-    """Rebuild a :class:`Record` from :func:`record_doc` output."""
-    from memdir.kernel.base.model import Record  # only callers above the hook path build records
-
-    fields = {k: v for k, v in doc.items() if k not in {"extra"}}
-    for key in ("aliases", "tags", "links"):
-        fields[key] = tuple(fields.get(key) or ())
-    fields["extra"] = tuple(tuple(pair) for pair in doc.get("extra", ()))
-    return Record(**fields)
-
-
-BODY_LINK = re.compile(r"\[\[([A-Za-z0-9][A-Za-z0-9._-]{0,127})\]\]")
-
-
 def filter_clause(
     *, kinds: Iterable[str] = (), statuses: Iterable[str] = (), table: str = ""
 ) -> tuple[str, list[Any]]:
@@ -345,8 +320,17 @@ def filter_clause(
     return where, params
 
 
+_POOL_COLUMNS = (
+    "r.rowid, r.doc, r.importance, r.updated_at, r.tokens,"
+    " records_fts.text, records_fts.aliases, records_fts.tags, records_fts.body"
+)
+
+
 class Index:
-    """An open connection to a store's index. Use as a context manager or call :meth:`close`."""
+    """The SQLite index of a store (an :class:`~memdir.kernel.index.interface.IndexBackend`).
+
+    Use as a context manager or call :meth:`close`.
+    """
 
     def __init__(
         self,
@@ -370,19 +354,20 @@ class Index:
         self.store = store
         self.path = path or store / INDEX_NAME
         self.read_only = read_only
+        self._savepoints = 0
         check_index_path(self.path)
         if read_only:
-            self.conn = _open_read_only(self.path, busy_timeout_seconds)
+            self._conn = _open_read_only(self.path, busy_timeout_seconds)
             return
         try:
-            self.conn = sqlite3.connect(
+            self._conn = sqlite3.connect(
                 self.path,
                 timeout=busy_timeout_seconds,
                 isolation_level=None,
                 check_same_thread=False,
             )
-            self.conn.execute("PRAGMA journal_mode=WAL")
-            self.conn.execute("PRAGMA synchronous=NORMAL")
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
             self._migrate()
         except sqlite3.DatabaseError as exc:
             self._close_quietly()
@@ -391,12 +376,17 @@ class Index:
             self._close_quietly()
             raise
 
+    @property
+    def in_transaction(self) -> bool:
+        """Whether a transaction is open on this connection."""
+        return self._conn.in_transaction
+
     def _close_quietly(self) -> None:
         with contextlib.suppress(AttributeError, sqlite3.Error):
-            self.conn.close()
+            self._conn.close()
 
     def _migrate(self) -> None:
-        version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+        version = self._conn.execute("PRAGMA user_version").fetchone()[0]
         if version > LATEST_VERSION:
             raise IndexFormatError(
                 f"{self.path} was written by a newer memdir (index format {version}, this "
@@ -408,11 +398,11 @@ class Index:
             if number <= version:
                 continue
             with self.write():
-                current = self.conn.execute("PRAGMA user_version").fetchone()[0]
+                current = self._conn.execute("PRAGMA user_version").fetchone()[0]
                 if current >= number:
                     continue  # another process migrated while we waited
-                migrate(self.conn)
-                self.conn.execute(f"PRAGMA user_version = {number}")
+                migrate(self._conn)
+                self._conn.execute(f"PRAGMA user_version = {number}")
 
     def _backup(self, version: int) -> None:
         """Copy the index aside before migrating it (case B40): ``state/backups/index-vN.sqlite``.
@@ -437,7 +427,7 @@ class Index:
                     os.unlink(f"{tmp}{suffix}")
             copy = sqlite3.connect(tmp)
             try:
-                self.conn.backup(copy)
+                self._conn.backup(copy)
             finally:
                 copy.close()
             tmp.replace(target)
@@ -449,7 +439,7 @@ class Index:
 
     def close(self) -> None:
         """Close the connection."""
-        self.conn.close()
+        self._conn.close()
 
     def __enter__(self) -> Index:
         return self
@@ -458,35 +448,57 @@ class Index:
         self.close()
 
     @contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
+    def write(self) -> Iterator[None]:
         """Run the body in one ``BEGIN IMMEDIATE`` transaction; roll back on any exception.
 
-        Inside an open transaction the body joins it, so a caller can make several steps that
-        each write (``reindex``: empty the tables, scan the records, sync the journal) one
-        transaction: a process killed half-way leaves the index as it was.
+        Inside an open transaction the body runs in a ``SAVEPOINT``: its failure undoes only its
+        own changes (and propagates), and its success is committed with the outer transaction.
+        So a caller can make several steps that each write (``reindex``: empty the tables, scan
+        the records, sync the journal) one transaction: a process killed half-way leaves the
+        index as it was. A ``COMMIT`` that fails (a deferred constraint, an I/O error) is
+        rolled back before the error propagates: the next write never joins a dead transaction.
         """
-        if self.conn.in_transaction:
-            yield self.conn  # the outer write commits or rolls back
+        conn = self._conn
+        nested = conn.in_transaction
+        if nested:
+            self._savepoints += 1
+            name = f"memdir_{self._savepoints}"
+            try:
+                conn.execute(f"SAVEPOINT {name}")
+                try:
+                    yield
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute(f"ROLLBACK TO {name}")
+                        conn.execute(f"RELEASE {name}")
+                    raise
+                conn.execute(f"RELEASE {name}")
+            finally:
+                self._savepoints -= 1
             return
-        self.conn.execute("BEGIN IMMEDIATE")
+        conn.execute("BEGIN IMMEDIATE")
         try:
-            yield self.conn
+            yield
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
             raise
-        self.conn.execute("COMMIT")
+        try:
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
 
-    # --- records ---------------------------------------------------------------------------
+    # --- records: writes ---------------------------------------------------------------------
 
-    def upsert_record(
-        self, record: Record, path: str, stat: FileStat, problems: list[dict[str, str]]
-    ) -> None:
+    def upsert_record(self, record: Record, path: str, stat: FileStat, problems: Problems) -> None:
         """Index ``record`` read from ``path`` (call inside :meth:`write`).
 
         A different file already holding the same id wins (first come); this file is then
         quarantined with a ``duplicate_id`` problem.
         """
-        conn = self.conn
+        conn = self._conn
         holder = conn.execute("SELECT path FROM records WHERE id = ?", (record.id,)).fetchone()
         if holder is not None and holder[0] != path:
             self.quarantine(
@@ -503,12 +515,7 @@ class Index:
             )
             return
         self._remove_path(path)
-        columns = (
-            index_text(record.text),
-            index_text(*record.aliases),
-            index_text(*record.tags),
-            index_text(record.body),
-        )
+        columns = record_columns(record)
         tokens = sum(len(column.split()) for column in columns)
         cursor = conn.execute(
             "INSERT INTO records (id, kind, status, origin, scope, importance, created_at,"
@@ -536,11 +543,9 @@ class Index:
             "UPDATE fts_stats SET docs = docs + 1, tokens = tokens + ? WHERE name = 'records'",
             (tokens,),
         )
-        targets = {(dst, "links") for dst in record.links}
-        targets |= {(m.group(1), "body") for m in BODY_LINK.finditer(record.body)}
         conn.executemany(
             "INSERT OR IGNORE INTO links (src, dst, via) VALUES (?,?,?)",
-            [(record.id, dst, via) for dst, via in sorted(targets) if dst != record.id],
+            [(record.id, dst, via) for dst, via in record_links(record)],
         )
         conn.execute(
             "INSERT OR REPLACE INTO files (path, mtime_ns, size, ino, record_id, state, problems)"
@@ -548,17 +553,17 @@ class Index:
             (path, stat.mtime_ns, stat.size, stat.ino, record.id, "ok", json.dumps(problems)),
         )
 
-    def quarantine(self, path: str, stat: FileStat, problems: list[dict[str, str]]) -> None:
+    def quarantine(self, path: str, stat: FileStat, problems: Problems) -> None:
         """Mark ``path`` unreadable: out of recall, listed by ``health`` (inside :meth:`write`)."""
         self._remove_path(path)
-        self.conn.execute(
+        self._conn.execute(
             "INSERT OR REPLACE INTO files (path, mtime_ns, size, ino, record_id, state, problems)"
             " VALUES (?,?,?,?,NULL,'quarantined',?)",
             (path, stat.mtime_ns, stat.size, stat.ino, json.dumps(problems)),
         )
 
     def _remove_path(self, path: str) -> None:
-        conn = self.conn
+        conn = self._conn
         row = conn.execute(
             "SELECT rowid, id, tokens FROM records WHERE path = ?", (path,)
         ).fetchone()
@@ -574,29 +579,65 @@ class Index:
     def forget_path(self, path: str) -> None:
         """Drop everything indexed from ``path`` (the file is gone; inside :meth:`write`)."""
         self._remove_path(path)
-        self.conn.execute("DELETE FROM files WHERE path = ?", (path,))
+        self._conn.execute("DELETE FROM files WHERE path = ?", (path,))
+
+    def clear(self) -> None:
+        """Empty every table (``reindex`` refills them in the same transaction; inside write())."""
+        for table in (
+            "records_fts",
+            "records",
+            "links",
+            "files",
+            "turns_fts",
+            "turns",
+            "journal_files",
+            "turn_df",
+        ):
+            self._conn.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
+        self._conn.execute("UPDATE fts_stats SET docs = 0, tokens = 0")
+
+    def scrub(self) -> None:
+        """Physically remove deleted text: merge FTS segments, VACUUM, truncate the WAL.
+
+        FTS5 keeps deleted tokens in its segments until they are merged, and SQLite keeps
+        deleted rows in free pages; ``purge`` calls this so erased text leaves the file too.
+        """
+        self._conn.execute("INSERT INTO records_fts (records_fts) VALUES ('optimize')")
+        self._conn.execute("INSERT INTO turns_fts (turns_fts) VALUES ('optimize')")
+        self._conn.execute("PRAGMA secure_delete = ON")
+        self._conn.execute("VACUUM")
+        self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    # --- records: reads ----------------------------------------------------------------------
 
     def file_stats(self) -> dict[str, tuple[FileStat, str]]:
         """Return every known record file's last stat and state (``ok``/``quarantined``)."""
-        rows = self.conn.execute("SELECT path, mtime_ns, size, ino, state FROM files")
+        rows = self._conn.execute("SELECT path, mtime_ns, size, ino, state FROM files")
         return {r[0]: (FileStat(r[1], r[2], r[3]), r[4]) for r in rows}
 
-    def file_problems(self) -> list[tuple[str, str, list[dict[str, str]]]]:
+    def file_problems(self) -> list[tuple[str, str, Problems]]:
         """Return ``(path, state, problems)`` for every file that has any problem."""
-        rows = self.conn.execute(
+        rows = self._conn.execute(
             "SELECT path, state, problems FROM files WHERE state != 'ok' OR problems != '[]'"
             " ORDER BY path"
         )
         return [(r[0], r[1], json.loads(r[2])) for r in rows]
 
+    def is_empty(self) -> bool:
+        """Whether the index knows no record and no record file (it was never built)."""
+        for table in ("records", "files"):
+            if self._conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone() is not None:  # noqa: S608
+                return False
+        return True
+
     def get_doc(self, record_id: str) -> dict[str, Any] | None:
         """Return the indexed document of ``record_id``, or ``None``."""
-        row = self.conn.execute("SELECT doc FROM records WHERE id = ?", (record_id,)).fetchone()
+        row = self._conn.execute("SELECT doc FROM records WHERE id = ?", (record_id,)).fetchone()
         return json.loads(row[0]) if row else None
 
     def get_path(self, record_id: str) -> str | None:
         """Return the store-relative file of ``record_id``, or ``None``."""
-        row = self.conn.execute("SELECT path FROM records WHERE id = ?", (record_id,)).fetchone()
+        row = self._conn.execute("SELECT path FROM records WHERE id = ?", (record_id,)).fetchone()
         return row[0] if row else None
 
     def list_docs(
@@ -614,17 +655,20 @@ class Index:
         if limit is not None:
             sql += " LIMIT ?"
             params.append(limit)
-        return [json.loads(row[0]) for row in self.conn.execute(sql, params)]
+        return [json.loads(row[0]) for row in self._conn.execute(sql, params)]
 
     def count_by(self, column: str, *, status: str | None = None) -> dict[str, int]:
         """Return record counts grouped by ``kind``, ``status`` or ``origin``.
 
         ``status`` counts only the records of that status (e.g. ``"active"``).
+
+        Raises:
+            ValueError: ``column`` is not one of the three.
         """
         if column not in {"kind", "status", "origin"}:
             raise ValueError(column)
         where, args = ("WHERE status = ?", (status,)) if status else ("", ())
-        rows = self.conn.execute(
+        rows = self._conn.execute(
             f"SELECT {column}, count(*) FROM records {where} GROUP BY {column}",  # noqa: S608 - column is checked above
             args,
         )
@@ -632,7 +676,7 @@ class Index:
 
     def links_of(self, record_id: str) -> list[tuple[str, str, str]]:
         """Return ``(src, dst, via)`` for every link into or out of ``record_id``."""
-        rows = self.conn.execute(
+        rows = self._conn.execute(
             "SELECT src, dst, via FROM links WHERE src = ? OR dst = ? ORDER BY src, dst",
             (record_id, record_id),
         )
@@ -640,29 +684,274 @@ class Index:
 
     def all_links(self) -> list[tuple[str, str, str]]:
         """Return every link as ``(src, dst, via)``."""
-        return [(r[0], r[1], r[2]) for r in self.conn.execute("SELECT src, dst, via FROM links")]
+        return [(r[0], r[1], r[2]) for r in self._conn.execute("SELECT src, dst, via FROM links")]
 
     def record_statuses(self) -> dict[str, str]:
         """Return id → status for every indexed record."""
-        return {r[0]: r[1] for r in self.conn.execute("SELECT id, status FROM records")}
+        return {r[0]: r[1] for r in self._conn.execute("SELECT id, status FROM records")}
 
-    def scrub(self) -> None:
-        """Physically remove deleted text: merge FTS segments, VACUUM, truncate the WAL.
+    def record_texts(self, *, statuses: Iterable[str] = ()) -> list[tuple[str, str, str, str]]:
+        """Return ``(id, kind, status, text)`` of every record (of these statuses), by rowid."""
+        where, params = filter_clause(statuses=statuses)
+        rows = self._conn.execute(
+            f"SELECT id, kind, status, text FROM records WHERE 1=1{where} ORDER BY rowid",  # noqa: S608 - placeholders only
+            params,
+        )
+        return [(r[0], r[1], r[2], r[3]) for r in rows]
 
-        FTS5 keeps deleted tokens in its segments until they are merged, and SQLite keeps
-        deleted rows in free pages; ``purge`` calls this so erased text leaves the file too.
+    def record_frequencies(self, terms: list[str]) -> dict[str, int]:
+        """Return how many records hold each term (a 1-character CJK term: its bigrams)."""
+        found: dict[str, int] = {}
+        for term in terms:
+            if len(term) == 1 and is_cjk(term):
+                row = self._conn.execute(
+                    "SELECT coalesce(sum(doc), 0) FROM records_terms WHERE term >= ? AND term < ?",
+                    (term, term + "\U0010ffff"),
+                ).fetchone()
+            else:
+                row = self._conn.execute(
+                    "SELECT doc FROM records_terms WHERE term = ?", (term,)
+                ).fetchone()
+            found[term] = int(row[0]) if row else 0
+        return found
+
+    def record_totals(self) -> tuple[int, int]:
+        """Return ``(records, terms in all of them)``: BM25's N and N × avgdl."""
+        row = self._conn.execute(
+            "SELECT docs, tokens FROM fts_stats WHERE name = 'records'"
+        ).fetchone()
+        return int(row[0]), int(row[1])
+
+    def record_pool(
+        self, terms: list[str], kinds: list[str], statuses: list[str], size: int
+    ) -> list[RecordRow]:
+        """Return the ``size`` rows of the wanted kinds and statuses that FTS5's BM25 ranks first.
+
+        FTS5 ranks its matches alone first (a bounded sort in C), and only the best
+        ``POOL_SCAN × size`` are joined to ``records`` to filter them: joining every match before
+        ranking cost 2.5x as much at 100,000 records (benchmarks/scale.py). The result is exact:
+        when fewer than ``size`` of those pass the filter and FTS5 matched more rows than it
+        ranked (a store full of superseded records), the full join runs instead.
         """
-        self.conn.execute("INSERT INTO records_fts (records_fts) VALUES ('optimize')")
-        self.conn.execute("INSERT INTO turns_fts (turns_fts) VALUES ('optimize')")
-        self.conn.execute("PRAGMA secure_delete = ON")
-        self.conn.execute("VACUUM")
-        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        match = fts_match(terms)
+        if not match:
+            return []
+        where, filters = filter_clause(kinds=kinds, statuses=statuses, table="r.")
+        scan = POOL_SCAN * size
+        # Only fixed column names and "?" placeholders are interpolated below.
+        fast = (
+            "WITH ranked AS (SELECT rowid, bm25(records_fts, ?, ?, ?, ?) AS score FROM records_fts"  # noqa: S608
+            " WHERE records_fts MATCH ? ORDER BY score LIMIT ?)"
+            f" SELECT {_POOL_COLUMNS} FROM ranked JOIN records r ON r.rowid = ranked.rowid"
+            " JOIN records_fts ON records_fts.rowid = ranked.rowid"
+            f" WHERE 1{where} ORDER BY ranked.score LIMIT ?"
+        )
+        rows = self._conn.execute(fast, [*COLUMN_WEIGHTS, match, scan, *filters, size]).fetchall()
+        if len(rows) == size or not self._matches(match, scan + 1):
+            return rows
+        exact = (
+            f"SELECT {_POOL_COLUMNS} FROM records_fts JOIN records r ON r.rowid = records_fts.rowid"  # noqa: S608
+            f" WHERE records_fts MATCH ?{where} ORDER BY bm25(records_fts, ?, ?, ?, ?) LIMIT ?"
+        )
+        return self._conn.execute(exact, [match, *filters, *COLUMN_WEIGHTS, size]).fetchall()
+
+    def _matches(self, match: str, at_least: int) -> bool:
+        """Whether the FTS search matches at least ``at_least`` rows (it stops counting there)."""
+        row = self._conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM records_fts WHERE records_fts MATCH ? LIMIT ?)",
+            (match, at_least),
+        ).fetchone()
+        return bool(row[0] >= at_least)
+
+    def similar_candidates(
+        self, terms: list[str], text: str, statuses: list[str], size: int
+    ) -> list[dict[str, Any]]:
+        """Return the documents a near-duplicate check compares ``text`` with.
+
+        With terms, the ``size`` best matches by BM25 (weights 4, 3, 2, 1); without (emoji,
+        symbols), the records whose text is exactly ``text``.
+        """
+        marks = ",".join("?" * len(statuses))
+        if terms:
+            rows = self._conn.execute(
+                "SELECT r.doc FROM records_fts JOIN records r ON r.rowid = records_fts.rowid"  # noqa: S608
+                f" WHERE records_fts MATCH ? AND r.status IN ({marks})"
+                " ORDER BY bm25(records_fts, 4, 3, 2, 1) LIMIT ?",
+                (fts_match(terms), *statuses, size),
+            ).fetchall()
+        else:
+            rows = self._conn.execute(
+                f"SELECT doc FROM records WHERE status IN ({marks}) AND text = ?",  # noqa: S608
+                (*statuses, text),
+            ).fetchall()
+        return [json.loads(row[0]) for row in rows]
+
+    # --- journal -----------------------------------------------------------------------------
+
+    def journal_position(self, name: str) -> tuple[int, int, int] | None:
+        """Return ``(offset, inode, lines)`` indexed so far of ``journal/<name>``, or ``None``."""
+        row = self._conn.execute(
+            "SELECT offset, ino, lines FROM journal_files WHERE name = ?", (name,)
+        ).fetchone()
+        return (int(row[0]), int(row[1]), int(row[2])) if row else None
+
+    def set_journal_position(self, name: str, offset: int, ino: int, lines: int) -> None:
+        """Record how far ``journal/<name>`` is indexed (inside :meth:`write`)."""
+        self._conn.execute(
+            "INSERT OR REPLACE INTO journal_files (name, offset, ino, lines) VALUES (?,?,?,?)",
+            (name, offset, ino, lines),
+        )
+
+    def drop_journal_file(self, name: str) -> None:
+        """Forget every turn of ``journal/<name>`` and its term counts (inside :meth:`write`)."""
+        conn = self._conn
+        gone: dict[str, int] = {}
+        for text, at in conn.execute("SELECT text, at FROM turns WHERE file = ?", (name,)):
+            for term in turn_terms(text, at):
+                gone[term] = gone.get(term, 0) + 1
+        conn.executemany(
+            "UPDATE turn_df SET rows = rows - ? WHERE term = ?", [(n, t) for t, n in gone.items()]
+        )
+        conn.execute(
+            "DELETE FROM turns_fts WHERE rowid IN (SELECT rowid FROM turns WHERE file = ?)", (name,)
+        )
+        conn.execute("DELETE FROM turns WHERE file = ?", (name,))
+        conn.execute("DELETE FROM journal_files WHERE name = ?", (name,))
+        conn.execute("DELETE FROM turn_df WHERE rows <= 0")  # no trace of erased words (purge)
+
+    def recent_turns(self, session: str, count: int) -> list[tuple[int, str]]:
+        """Return the last ``count`` turns of ``session`` as ``(rowid, text)``, oldest first."""
+        rows = self._conn.execute(
+            "SELECT rowid, text FROM turns WHERE session = ? ORDER BY rowid DESC LIMIT ?",
+            (session, count),
+        ).fetchall()
+        return [(int(r[0]), r[1]) for r in reversed(rows)]
+
+    def add_turn(
+        self,
+        file: str,
+        line: int,
+        offset: int,
+        length: int,
+        session: str,
+        at: str,
+        who: str,
+        text: str,
+        ref: str | None,
+    ) -> int:
+        """Store one journal turn's row (inside :meth:`write`); return its rowid."""
+        cursor = self._conn.execute(
+            "INSERT INTO turns (file, line, offset, length, session, at, who, text, ref)"
+            " VALUES (?,?,?,?,?,?,?,?,?)",
+            (file, line, offset, length, session, at, who, text, ref),
+        )
+        return int(cursor.lastrowid or 0)
+
+    def add_turn_terms(
+        self,
+        inserts: list[tuple[int, str, str, str]],
+        updates: list[tuple[str, int]],
+        frequencies: dict[str, int],
+    ) -> None:
+        """Index turns' full-text columns and term counts (inside :meth:`write`)."""
+        conn = self._conn
+        conn.executemany(
+            "INSERT INTO turns_fts (rowid, text, date, context) VALUES (?,?,?,?)", inserts
+        )
+        conn.executemany("UPDATE turns_fts SET context = ? WHERE rowid = ?", updates)
+        conn.executemany(
+            "INSERT INTO turn_df (term, rows) VALUES (?, ?)"
+            " ON CONFLICT (term) DO UPDATE SET rows = rows + excluded.rows",
+            frequencies.items(),
+        )
+
+    def turn_frequencies(self, terms: list[str]) -> dict[str, int]:
+        """Return how many journal turns hold each term in their text or month (``turn_df``)."""
+        found: dict[str, int] = {}
+        for term in terms:
+            if len(term) == 1 and is_cjk(term):
+                row = self._conn.execute(
+                    "SELECT coalesce(sum(rows), 0) FROM turn_df WHERE term >= ? AND term < ?",
+                    (term, term + "\U0010ffff"),
+                ).fetchone()
+            else:
+                row = self._conn.execute(
+                    "SELECT rows FROM turn_df WHERE term = ?", (term,)
+                ).fetchone()
+            found[term] = int(row[0]) if row else 0
+        return found
+
+    def turn_pool(
+        self,
+        terms: list[str],
+        weights: tuple[float, float, float],
+        window: int,
+        session: str | None,
+        size: int,
+    ) -> list[TurnRow]:
+        """Return the ``size`` turns holding any term with the best ``bm25()``, best first.
+
+        ``window`` > 0 ranks only the ``window`` newest matches (FTS5 walks its rowids newest
+        first and stops); ``session`` keeps only that session's turns.
+        """
+        sql = (
+            "SELECT t.rowid, t.file, t.line, t.offset, t.session, t.at, t.who, t.text, m.rank"
+            " FROM (SELECT rowid, bm25(turns_fts, ?, ?, ?) AS rank FROM turns_fts"
+            " WHERE turns_fts MATCH ? ORDER BY rowid DESC LIMIT ?) m"
+            " JOIN turns t ON t.rowid = m.rowid"
+        )
+        params: list[Any] = [*weights, fts_match(terms), window if window > 0 else -1]
+        if session is not None:
+            sql += " WHERE t.session = ?"
+            params.append(session)
+        sql += " ORDER BY m.rank LIMIT ?"
+        params.append(size)
+        return self._conn.execute(sql, params).fetchall()
+
+    def has_turn_ref(self, ref: str) -> bool:
+        """Whether an imported turn with this source id is indexed."""
+        row = self._conn.execute("SELECT 1 FROM turns WHERE ref = ?", (ref,)).fetchone()
+        return row is not None
+
+    def turn_count(self) -> int:
+        """Return how many journal turns are indexed."""
+        return int(self._conn.execute("SELECT count(*) FROM turns").fetchone()[0])
+
+    def unanswered_turns(
+        self, agents: tuple[str, ...]
+    ) -> list[tuple[str, str, str, str, str, int]]:
+        """Return, per session, its last non-agent turn that no agent turn followed.
+
+        Rows ``(session, at, who, text, file, line)``, newest ``at`` first.
+        """
+        marks = ",".join("?" * len(agents))
+        rows = self._conn.execute(
+            f"""
+            SELECT t.session, t.at, t.who, t.text, t.file, t.line
+            FROM turns t
+            JOIN (SELECT session, max(rowid) AS last_user FROM turns
+                  WHERE who NOT IN ({marks}) GROUP BY session) u ON u.last_user = t.rowid
+            WHERE NOT EXISTS (
+                SELECT 1 FROM turns a
+                WHERE a.session = t.session AND a.rowid > t.rowid AND a.who IN ({marks})
+            )
+            ORDER BY t.at DESC
+            """,  # noqa: S608 - only placeholders are interpolated
+            (*agents, *agents),
+        ).fetchall()
+        return [(r[0], r[1], r[2], r[3], r[4], int(r[5])) for r in rows]
+
+    # --- settings ----------------------------------------------------------------------------
 
     def get_meta(self, key: str) -> str | None:
         """Return a meta value, or ``None``."""
-        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return row[0] if row else None
 
     def set_meta(self, key: str, value: str) -> None:
         """Set a meta value (its own transaction when none is open)."""
-        self.conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+        self._conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    def user_version(self) -> int:
+        """Return the schema version stored in the database (``PRAGMA user_version``)."""
+        return int(self._conn.execute("PRAGMA user_version").fetchone()[0])

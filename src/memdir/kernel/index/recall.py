@@ -33,6 +33,12 @@ column alone is worth about 9 points, widening it to ±2 another 4.6, the month 
 about 3; every constant was chosen on conversations 0-3 and checked on 4-6
 (``benchmarks/locomo_ablation.py``, ``docs/benchmarks.md``).
 
+**Rows in, ranking out.** Every function here but :func:`recall` and :func:`search_turns`
+works on plain rows (:data:`~memdir.kernel.index.interface.RecordRow`, ``TurnRow``) and runs
+no query; those two fetch the rows through the index interface
+(:class:`~memdir.kernel.index.interface.IndexBackend`), so ranking is the same for every
+backend and testable without a database (``tests/kernel/test_ranking.py``).
+
 Imports: standard library only.
 """
 
@@ -45,13 +51,14 @@ from collections import Counter
 from collections.abc import Iterable
 
 from memdir.kernel.base.clock import age_days
-from memdir.kernel.index import Index, filter_clause
-from memdir.kernel.lang.text import QUESTION_WORDS, fts_match, is_cjk, query_terms, term_words
+from memdir.kernel.lang.text import QUESTION_WORDS, is_cjk, query_terms, term_words
 from memdir.kernel.lang.text import terms as term_list
 
 TYPE_CHECKING = False  # the hook path never imports typing or dataclasses (start-up cost)
 if TYPE_CHECKING:
     from typing import Any
+
+    from memdir.kernel.index.interface import IndexBackend, RecordRow, TurnRow
 
 COLUMN_WEIGHTS = (4.0, 3.0, 2.0, 1.0)
 """BM25 weights of records_fts columns: text, aliases, tags, body."""
@@ -63,8 +70,6 @@ IMPORTANCE_BASE = 0.75
 IMPORTANCE_STEP = 0.05
 POOL_MIN = 50
 POOL_FACTOR = 5
-POOL_SCAN = 4
-"""The pool is drawn from FTS5's best ``POOL_SCAN × pool`` matches (see :func:`_pool`)."""
 TURN_WEIGHTS = (1.0, 2.0, 0.5)
 """BM25 weights of turns_fts columns: the turn (with its speaker), its month, its neighbours."""
 TURN_CAP = 4000
@@ -155,40 +160,6 @@ up to at most this; the rarest term is always kept. Record recall still counts e
 when it scores the candidates."""
 
 
-def document_frequencies(
-    index: Index, terms: list[str], table: str = "records_terms"
-) -> dict[str, int]:
-    """Return how many rows of an FTS table contain each term (``table`` is its fts5vocab)."""
-    if table != "records_terms":
-        raise ValueError(table)
-    found: dict[str, int] = {}
-    for term in terms:
-        if len(term) == 1 and is_cjk(term):  # a prefix term: every bigram it starts
-            row = index.conn.execute(
-                f"SELECT coalesce(sum(doc), 0) FROM {table} WHERE term >= ? AND term < ?",  # noqa: S608 - table is checked above
-                (term, term + "\U0010ffff"),
-            ).fetchone()
-        else:
-            row = index.conn.execute(f"SELECT doc FROM {table} WHERE term = ?", (term,)).fetchone()  # noqa: S608
-        found[term] = int(row[0]) if row else 0
-    return found
-
-
-def turn_frequencies(index: Index, terms: list[str]) -> dict[str, int]:
-    """Return how many journal turns hold each term in their text or month (``turn_df``)."""
-    found: dict[str, int] = {}
-    for term in terms:
-        if len(term) == 1 and is_cjk(term):
-            row = index.conn.execute(
-                "SELECT coalesce(sum(rows), 0) FROM turn_df WHERE term >= ? AND term < ?",
-                (term, term + "\U0010ffff"),
-            ).fetchone()
-        else:
-            row = index.conn.execute("SELECT rows FROM turn_df WHERE term = ?", (term,)).fetchone()
-        found[term] = int(row[0]) if row else 0
-    return found
-
-
 def searchable(terms: list[str], frequencies: dict[str, int], cap: int = 0) -> list[str]:
     """Return the terms to search for: rarest first while they match at most ``cap`` rows.
 
@@ -206,9 +177,12 @@ def searchable(terms: list[str], frequencies: dict[str, int], cap: int = 0) -> l
     return [t for t in terms if t in kept]
 
 
-def _term_counts(columns: tuple[str, ...], terms: list[str]) -> dict[str, float]:
+def _term_counts(
+    columns: tuple[str, ...], terms: list[str], weights: tuple[float, ...] = COLUMN_WEIGHTS
+) -> dict[str, float]:
+    """Return each term's weighted count over a row's columns (CJK 1-character terms: prefix)."""
     weighted: dict[str, float] = {}
-    for weight, column in zip(COLUMN_WEIGHTS, columns, strict=True):
+    for weight, column in zip(weights, columns, strict=True):
         counts = Counter(column.split())
         for term in terms:
             if len(term) == 1 and is_cjk(term):
@@ -220,54 +194,97 @@ def _term_counts(columns: tuple[str, ...], terms: list[str]) -> dict[str, float]
     return weighted
 
 
-_POOL_COLUMNS = (
-    "r.rowid, r.doc, r.importance, r.updated_at, r.tokens,"
-    " records_fts.text, records_fts.aliases, records_fts.tags, records_fts.body"
-)
+def fts5_idf(docs: int, with_term: int) -> float:
+    """Return FTS5's BM25 idf, ``ln((N − n + 0.5) / (n + 0.5))``, floored at 1e-6 as FTS5 does."""
+    value = math.log((docs - with_term + 0.5) / (with_term + 0.5))
+    return value if value > 0 else 1e-6
 
 
-def _pool(
-    index: Index, match: str, kinds: list[str], statuses: list[str], size: int
-) -> list[tuple[Any, ...]]:
-    """Return the ``size`` rows of the wanted kinds and statuses that FTS5's BM25 ranks first.
+def fts5_bm25(
+    columns: tuple[str, ...],
+    terms: list[str],
+    frequencies: dict[str, int],
+    docs: int,
+    average: float,
+    weights: tuple[float, ...],
+) -> float:
+    """Return what FTS5's ``bm25()`` returns for one row: minus the BM25 sum, lower is better.
 
-    FTS5 ranks its matches alone first (a bounded sort in C), and only the best
-    ``POOL_SCAN × size`` are joined to ``records`` to filter them: joining every match before
-    ranking cost 2.5x as much at 100,000 records (benchmarks/scale.py). The result is exact:
-    when fewer than ``size`` of those pass the filter and FTS5 matched more rows than it
-    ranked (a store full of superseded records), the full join runs instead.
+    For a backend without FTS5 (PostgreSQL) to pick the same pool as SQLite does.
+
+    Args:
+        columns: The row's index terms per column, space-separated.
+        terms: The query terms (a 1-character CJK term counts as a prefix).
+        frequencies: Rows holding each term (BM25's n).
+        docs: Rows in the table (N).
+        average: Mean terms per row (avgdl).
+        weights: One weight per column.
     """
-    where, filters = filter_clause(kinds=kinds, statuses=statuses, table="r.")
-    scan = POOL_SCAN * size
-    # Only fixed column names and "?" placeholders are interpolated below.
-    fast = (
-        "WITH ranked AS (SELECT rowid, bm25(records_fts, ?, ?, ?, ?) AS score FROM records_fts"  # noqa: S608
-        " WHERE records_fts MATCH ? ORDER BY score LIMIT ?)"
-        f" SELECT {_POOL_COLUMNS} FROM ranked JOIN records r ON r.rowid = ranked.rowid"
-        " JOIN records_fts ON records_fts.rowid = ranked.rowid"
-        f" WHERE 1{where} ORDER BY ranked.score LIMIT ?"
-    )
-    rows = index.conn.execute(fast, [*COLUMN_WEIGHTS, match, scan, *filters, size]).fetchall()
-    if len(rows) == size or not _matches(index, match, scan + 1):
-        return rows
-    exact = (
-        f"SELECT {_POOL_COLUMNS} FROM records_fts JOIN records r ON r.rowid = records_fts.rowid"  # noqa: S608
-        f" WHERE records_fts MATCH ?{where} ORDER BY bm25(records_fts, ?, ?, ?, ?) LIMIT ?"
-    )
-    return index.conn.execute(exact, [match, *filters, *COLUMN_WEIGHTS, size]).fetchall()
+    length = sum(len(column.split()) for column in columns)
+    norm = BM25_K1 * (1 - BM25_B + BM25_B * length / max(average, 1e-9))
+    total = 0.0
+    for term, hits in _term_counts(columns, terms, weights).items():
+        total += fts5_idf(docs, frequencies.get(term, 0)) * hits * (BM25_K1 + 1) / (hits + norm)
+    return -total
 
 
-def _matches(index: Index, match: str, at_least: int) -> bool:
-    """Whether the FTS search matches at least ``at_least`` rows (it stops counting there)."""
-    row = index.conn.execute(
-        "SELECT count(*) FROM (SELECT 1 FROM records_fts WHERE records_fts MATCH ? LIMIT ?)",
-        (match, at_least),
-    ).fetchone()
-    return bool(row[0] >= at_least)
+def score_records(
+    rows: Iterable[RecordRow],
+    query: str,
+    terms: list[str],
+    frequencies: dict[str, int],
+    totals: tuple[int, int],
+    *,
+    limit: int,
+    decay: bool = False,
+    min_score: float = 0.0,
+) -> list[Hit]:
+    """Score candidate rows (module docstring) and return the ``limit`` best, best first.
+
+    Args:
+        rows: Candidates from :meth:`~memdir.kernel.index.interface.IndexBackend.record_pool`.
+        query: The query as typed (to name the matched words as the user wrote them).
+        terms: Its query terms.
+        frequencies: Records holding each term.
+        totals: ``(records, terms in all of them)``.
+        limit: Most hits to return.
+        decay: Apply the forgetting curve.
+        min_score: Leave out hits scoring below this.
+
+    Returns:
+        Hits ordered by score, then by rowid (older first).
+    """
+    docs, total = totals
+    average = total / docs if docs else 1.0
+    surface = term_words(query)
+    weights = {term: idf(docs, frequencies.get(term, 0)) for term in terms}
+    scored: list[tuple[float, int, Hit]] = []
+    for rowid, doc_json, importance, updated_at, length, *columns in rows:
+        counts = _term_counts(tuple(columns), terms)
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * length / max(average, 1e-9))
+        relevance = sum(weights[t] * f * (BM25_K1 + 1) / (f + norm) for t, f in counts.items())
+        age = age_days(updated_at)
+        factors = {
+            "relevance": round(relevance, 6),
+            "recency": round(recency_factor(age), 6),
+            "importance": round(importance_factor(importance), 6),
+            "age_days": round(age, 3),
+        }
+        score = relevance * recency_factor(age) * importance_factor(importance)
+        if decay:
+            factors["decay"] = round(0.5 ** (age / half_life_days(importance)), 6)
+            factors["half_life_days"] = half_life_days(importance)
+            score *= 0.5 ** (age / half_life_days(importance))
+        if score < min_score:
+            continue
+        matched = tuple(surface.get(t, t) for t in terms if t in counts)
+        scored.append((score, rowid, Hit(json.loads(doc_json), score, factors, matched)))
+    scored.sort(key=lambda item: (-item[0], item[1]))
+    return [hit for _, _, hit in scored[:limit]]
 
 
 def recall(
-    index: Index,
+    index: IndexBackend,
     query: str,
     *,
     limit: int = 10,
@@ -297,38 +314,23 @@ def recall(
     terms = query_terms(query)
     if not terms or limit <= 0:
         return Recalled(query, tuple(terms), [], (time.perf_counter() - started) * 1000)
-    frequencies = document_frequencies(index, terms)
-    match = fts_match(searchable(terms, frequencies))
-    rows = _pool(index, match, list(kinds), list(statuses), max(POOL_FACTOR * limit, POOL_MIN))
-    docs, total = index.conn.execute(
-        "SELECT docs, tokens FROM fts_stats WHERE name = 'records'"
-    ).fetchone()
-    average = total / docs if docs else 1.0
-    surface = term_words(query)
-    weights = {term: idf(docs, frequencies.get(term, 0)) for term in terms}
-    scored: list[tuple[float, int, Hit]] = []
-    for rowid, doc_json, importance, updated_at, length, *columns in rows:
-        counts = _term_counts(tuple(columns), terms)
-        norm = BM25_K1 * (1 - BM25_B + BM25_B * length / max(average, 1e-9))
-        relevance = sum(weights[t] * f * (BM25_K1 + 1) / (f + norm) for t, f in counts.items())
-        age = age_days(updated_at)
-        factors = {
-            "relevance": round(relevance, 6),
-            "recency": round(recency_factor(age), 6),
-            "importance": round(importance_factor(importance), 6),
-            "age_days": round(age, 3),
-        }
-        score = relevance * recency_factor(age) * importance_factor(importance)
-        if decay:
-            factors["decay"] = round(0.5 ** (age / half_life_days(importance)), 6)
-            factors["half_life_days"] = half_life_days(importance)
-            score *= 0.5 ** (age / half_life_days(importance))
-        if score < min_score:
-            continue
-        matched = tuple(surface.get(t, t) for t in terms if t in counts)
-        scored.append((score, rowid, Hit(json.loads(doc_json), score, factors, matched)))
-    scored.sort(key=lambda item: (-item[0], item[1]))
-    hits = [hit for _, _, hit in scored[:limit]]
+    frequencies = index.record_frequencies(terms)
+    rows = index.record_pool(
+        searchable(terms, frequencies),
+        list(kinds),
+        list(statuses),
+        max(POOL_FACTOR * limit, POOL_MIN),
+    )
+    hits = score_records(
+        rows,
+        query,
+        terms,
+        frequencies,
+        index.record_totals(),
+        limit=limit,
+        decay=decay,
+        min_score=min_score,
+    )
     return Recalled(query, tuple(terms), hits, (time.perf_counter() - started) * 1000)
 
 
@@ -372,7 +374,7 @@ class TurnHit:
 
 
 def search_turns(
-    index: Index,
+    index: IndexBackend,
     query: str,
     *,
     limit: int = 10,
@@ -387,26 +389,29 @@ def search_turns(
     terms = query_terms(query, extra_stop_words=QUESTION_WORDS)
     if not terms or limit <= 0:
         return tuple(terms), []
-    frequencies = turn_frequencies(index, terms)
+    frequencies = index.turn_frequencies(terms)
     kept = searchable(terms, frequencies, TURN_CAP)
-    match = fts_match(kept)
     common = sum(frequencies.get(t, 0) for t in kept) > TURN_CAP
     # Every query word in more than TURN_CAP turns: score only the most recent matches (FTS5
     # walks its rowids newest first and stops), instead of ranking hundreds of thousands.
-    window = TURN_CAP * TURN_CONTEXT_SPREAD if common else -1  # -1: no limit
-    sql = (
-        "SELECT t.rowid, t.file, t.line, t.offset, t.session, t.at, t.who, t.text, m.rank"
-        " FROM (SELECT rowid, bm25(turns_fts, ?, ?, ?) AS rank FROM turns_fts"
-        " WHERE turns_fts MATCH ? ORDER BY rowid DESC LIMIT ?) m"
-        " JOIN turns t ON t.rowid = m.rowid"
-    )
-    params: list[Any] = [*weights, match, window]
-    if session is not None:
-        sql += " WHERE t.session = ?"
-        params.append(session)
-    sql += " ORDER BY m.rank LIMIT ?"
-    params.append(max(TURN_POOL, 4 * limit))
-    rows = index.conn.execute(sql, params).fetchall()
+    window = TURN_CAP * TURN_CONTEXT_SPREAD if common else 0  # 0: no limit
+    rows = index.turn_pool(kept, weights, window, session, max(TURN_POOL, 4 * limit))
+    return tuple(terms), rank_turns(rows, terms, limit)
+
+
+def rank_turns(rows: Iterable[TurnRow], terms: list[str], limit: int) -> list[TurnHit]:
+    """Re-rank a pool of turns by the speaker, length and question priors; the best ``limit``.
+
+    Args:
+        rows: Turns with their FTS5 ``bm25()`` rank (lower is better), from
+            :meth:`~memdir.kernel.index.interface.IndexBackend.turn_pool`.
+        terms: The query terms (a speaker's name among them boosts that speaker's turns).
+        limit: Most hits to return.
+
+    Returns:
+        Hits ordered by score, then by rowid.
+    """
+    rows = list(rows)
     wanted = set(terms)
     named = {row[6] for row in rows if wanted & set(term_list(row[6]))}
     scored = []
@@ -419,4 +424,4 @@ def search_turns(
             score *= QUESTION_PENALTY
         scored.append((-score, rowid, TurnHit(file, line, offset, sess, at, who, text, score)))
     scored.sort(key=lambda item: (item[0], item[1]))
-    return tuple(terms), [hit for _, _, hit in scored[:limit]]
+    return [hit for _, _, hit in scored[:limit]]

@@ -25,14 +25,15 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from memdir.kernel.index import Index
+from memdir.kernel.index.recall import recall
 from memdir.kernel.lang import fence, pathscope
 from memdir.kernel.lang.text import estimate_tokens
-from memdir.kernel.recall import recall
 
 TYPE_CHECKING = False  # the hook path never imports typing or dataclasses (start-up cost)
 if TYPE_CHECKING:
     from typing import Any
+
+    from memdir.kernel.index.interface import IndexBackend
 
 ORIGIN_ORDER = {"owner": 0, "import": 1, "agent": 2, "observer": 3}
 PINNED_TAG = "pinned"
@@ -82,7 +83,7 @@ def context_query(project: Path, branch: str, files: Iterable[str]) -> str:
     return " ".join(w for w in words if w)
 
 
-def _ordered_rules(index: Index, query: str, limit: int = 40) -> list[dict[str, Any]]:
+def _ordered_rules(index: IndexBackend, query: str, limit: int = 40) -> list[dict[str, Any]]:
     relevant = {
         h.doc["id"]: h.score for h in recall(index, query, limit=limit, kinds=RULE_KINDS).hits
     }
@@ -101,7 +102,7 @@ def _ordered_rules(index: Index, query: str, limit: int = 40) -> list[dict[str, 
     return sorted(docs, key=key)
 
 
-def scoped_docs(index: Index, store: Path | None = None) -> list[dict[str, Any]]:
+def scoped_docs(index: IndexBackend, store: Path | None = None) -> list[dict[str, Any]]:
     """Return the active records scoped to paths (kept in ``state/`` while records are unchanged).
 
     Args:
@@ -119,7 +120,7 @@ def scoped_docs(index: Index, store: Path | None = None) -> list[dict[str, Any]]
 
 
 def scoped_for_file(
-    index: Index,
+    index: IndexBackend,
     rel: str | list[str],
     *,
     store: Path | None = None,
@@ -176,7 +177,7 @@ def mirrored_ids(store: Path) -> frozenset[str]:
 
 
 def session_digest(
-    index: Index,
+    index: IndexBackend,
     *,
     project: Path,
     files: Iterable[str] = (),
@@ -267,7 +268,7 @@ def session_digest(
 
 
 def prompt_recall(
-    index: Index,
+    index: IndexBackend,
     prompt: str,
     *,
     budget_tokens: int = 300,
@@ -300,7 +301,7 @@ def prompt_recall(
 
 
 def top_rules(
-    index: Index, *, project: Path, budget_tokens: int = 150, limit: int = 5
+    index: IndexBackend, *, project: Path, budget_tokens: int = 150, limit: int = 5
 ) -> Injection:
     """Return the top owner rules again (re-surfacing after tool batches and compaction)."""
     rules = [

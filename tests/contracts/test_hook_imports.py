@@ -63,13 +63,13 @@ EVENTS: dict[str, tuple[str, dict[str, Any], str, set[str]]] = {
         "PostToolUse",
         {"tool_name": "Read", "tool_input": {"file_path": "README.md"}, "tool_response": {}},
         "memdir.hooks.post_tool_use",
-        TOOL_CALL_NEVER | {"memdir.kernel.filemap.anatomy", "memdir.kernel.storage.journal"},
+        TOOL_CALL_NEVER | {"memdir.kernel.filemap.anatomy"},
     ),
     "PostToolUse (Edit)": (
         "PostToolUse",
         {"tool_name": "Edit", "tool_input": {"file_path": "src/app.py"}, "tool_response": {}},
         "memdir.kernel.filemap.anatomy",
-        TOOL_CALL_NEVER | {"memdir.kernel.storage.journal"},
+        TOOL_CALL_NEVER,
     ),
     "PostToolBatch": ("PostToolBatch", {"tool_calls": []}, "memdir.hooks.post_tool_batch", set()),
     "Stop": (

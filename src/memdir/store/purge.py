@@ -189,14 +189,14 @@ class _History:
             .stdout.decode("utf-8", "replace")
             .split()
         )
-        for ref in listed:
-            if ref.startswith(SYNC_REFS):  # `memdir sync`'s copy of the remote: fetched again
-                gitio.run_git(store, "update-ref", "-d", ref)
+        for name in listed:
+            if name.startswith(SYNC_REFS):  # `memdir sync`'s copy of the remote: fetched again
+                gitio.run_git(store, "update-ref", "-d", name)
         refs = [
-            ref
-            for ref in listed
-            if ref != STASH_REF  # a person's stashes are theirs: never rewritten or expired
-            and not ref.startswith(SYNC_REFS)
+            name
+            for name in listed
+            if name != STASH_REF  # a person's stashes are theirs: never rewritten or expired
+            and not name.startswith(SYNC_REFS)
         ]
         stream = gitio.run_git(
             store,

@@ -184,15 +184,11 @@ def _update_anatomy(context: Context, paths: list[str]) -> None:
                 *(line.value.get("path") for line in spooled.lines if line.value),
                 *paths,
             ]
-            data = anatomy.load(context.store)
-            for rel in dict.fromkeys(p for p in pending if isinstance(p, str)):
-                entry = anatomy.read_entry(context.project, rel)
-                if entry is None:
-                    data["files"].pop(rel, None)
-                else:
-                    data["files"][rel] = entry.to_json()
-                    anatomy.resolve_entry(data, rel)
-            anatomy.save(context.store, data)
+            anatomy.update(
+                context.store,
+                context.project,
+                [p for p in pending if isinstance(p, str)],
+            )
             if spooled.next_offset:
                 # Only the lines merged here: a path another hook spooled meanwhile stays.
                 appendlog.drop_head(spool, spooled.next_offset, wait=context.remaining() / 2)

@@ -272,7 +272,35 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
     context.kept()
     if changed:
         _update_anatomy(context, changed)
+    touched = list(dict.fromkeys([*changed, *reads]))
+    if ok and touched and not event.subagent:
+        return _scoped(event, context, touched)
     return None
+
+
+def _scoped(event: HookEvent, context: Context, touched: list[str]) -> HookResult | None:
+    """Inject the path-scoped beliefs for the files just read or edited, once per session."""
+    from memdir.kernel.lang import pathscope
+
+    docs = pathscope.cached(context.store)
+    if docs is not None and not any(pathscope.matches(d, touched) for d in docs):
+        return None  # the common case: one stat per record folder, no index
+    from memdir.kernel.index import digest
+    from memdir.kernel.lang.text import estimate_tokens
+
+    state = session.load(context.store, event.session)
+    shown = digest.scoped_for_file(
+        context.index,
+        touched[0] if len(touched) == 1 else touched,
+        store=context.store,
+        budget_tokens=context.settings.rules_tokens,
+        exclude=state["injected"],
+    )
+    if not shown.text:
+        return None
+    inject = {"e": "inject", "ids": list(shown.ids), "tokens": estimate_tokens(shown.text)}
+    session.record(context.store, event.session, inject)
+    return HookResult(context=shown.text)
 
 
 def _full_read_tool(event: HookEvent) -> bool:

@@ -185,15 +185,11 @@ def _update_anatomy(context: Context, paths: list[str]) -> None:
                 *(line.value.get("path") for line in spooled.lines if line.value),
                 *paths,
             ]
-            data = anatomy.load(context.store)
-            for rel in dict.fromkeys(p for p in pending if isinstance(p, str)):
-                entry = anatomy.read_entry(context.project, rel)
-                if entry is None:
-                    data["files"].pop(rel, None)
-                else:
-                    data["files"][rel] = entry.to_json()
-                    anatomy.resolve_entry(data, rel)
-            anatomy.save(context.store, data)
+            anatomy.update(
+                context.store,
+                context.project,
+                [p for p in pending if isinstance(p, str)],
+            )
             if spooled.next_offset:
                 # Only the lines merged here: a path another hook spooled meanwhile stays.
                 appendlog.drop_head(spool, spooled.next_offset, wait=context.remaining() / 2)
@@ -277,7 +273,35 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
     context.kept()
     if changed:
         _update_anatomy(context, changed)
+    touched = list(dict.fromkeys([*changed, *reads]))
+    if ok and touched and not event.subagent:
+        return _scoped(event, context, touched)
     return None
+
+
+def _scoped(event: HookEvent, context: Context, touched: list[str]) -> HookResult | None:
+    """Inject the path-scoped beliefs for the files just read or edited, once per session."""
+    from memdir.kernel.lang import pathscope
+
+    docs = pathscope.cached(context.store)
+    if docs is not None and not any(pathscope.matches(d, touched) for d in docs):
+        return None  # the common case: one stat per record folder, no index
+    from memdir.kernel.index import digest
+    from memdir.kernel.lang.text import estimate_tokens
+
+    state = session.load(context.store, event.session)
+    shown = digest.scoped_for_file(
+        context.index,
+        touched[0] if len(touched) == 1 else touched,
+        store=context.store,
+        budget_tokens=context.settings.rules_tokens,
+        exclude=state["injected"],
+    )
+    if not shown.text:
+        return None
+    inject = {"e": "inject", "ids": list(shown.ids), "tokens": estimate_tokens(shown.text)}
+    session.record(context.store, event.session, inject)
+    return HookResult(context=shown.text)
 
 
 def _full_read_tool(event: HookEvent) -> bool:

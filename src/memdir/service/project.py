@@ -276,6 +276,7 @@ def install(
 
     installer.apply(plan, store, spec, remove=remove)
     if not remove:
+        installer.compile_hook_path()  # no hook ever compiles memdir (issue 16)
         try:
             installer.self_test(spec, project, shared)
         except MemdirError:

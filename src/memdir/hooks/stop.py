@@ -5,7 +5,7 @@ Stop fires at the end of every turn. The answer is the payload's ``last_assistan
 assistant message in ``transcript_path`` (Claude Code's JSONL transcript). When the session has
 changed files and no belief was written (by ``memdir remember``/``correct``, the MCP tools under
 any host's name for them, a save the MCP server marked for this session
-(:mod:`memdir.kernel.saves`), or an explicit request in a prompt), a reminder is queued once
+(:mod:`memdir.kernel.storage.saves`), or an explicit request in a prompt), a reminder is queued once
 for the next prompt. Stopping is never blocked: a memory
 tool must not hold a person's session hostage.
 
@@ -23,9 +23,9 @@ from pathlib import Path
 
 from memdir.hooks.context import Context
 from memdir.hooks.payload import HookEvent, HookResult
-from memdir.kernel import journal, saves, session
-from memdir.kernel.errors import MemdirError
-from memdir.kernel.hookio import text_field
+from memdir.kernel.base.errors import MemdirError
+from memdir.kernel.hostio.hookio import text_field
+from memdir.kernel.storage import journal, saves, session
 
 TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
 if TYPE_CHECKING:
@@ -53,7 +53,10 @@ def _text_of(message: Any) -> str:
 
 
 def last_assistant_message(transcript: str) -> str:
-    """Return the newest main-agent assistant text in a Claude Code JSONL transcript ("" if none).
+    """Return the newest main-agent assistant text in a JSONL transcript ("" if none).
+
+    Reads Claude Code's transcript rows, Copilot CLI's ``events.jsonl`` rows and Factory
+    Droid's session rows.
 
     Only the transcript's last :data:`TRANSCRIPT_TAIL_BYTES` are read; lines that are not JSON,
     sidechain (subagent) lines and assistant lines holding only tool calls are skipped.
@@ -80,7 +83,23 @@ def last_assistant_message(transcript: str) -> str:
             row = json.loads(raw)
         except ValueError:
             continue
-        if not isinstance(row, dict) or row.get("type") != "assistant" or row.get("isSidechain"):
+        if not isinstance(row, dict):
+            continue
+        data = row.get("data")
+        if row.get("type") == "assistant.message" and isinstance(data, dict):
+            # Copilot CLI's events.jsonl: {"type": "assistant.message", "data": {"content": …}}
+            content = data.get("content")
+            if isinstance(content, str) and content.strip() and not data.get("parentToolCallId"):
+                return content[:MESSAGE_CHARS]
+            continue
+        message = row.get("message")
+        if row.get("type") == "message" and isinstance(message, dict):
+            # Factory Droid's session JSONL: {"type": "message", "message": {"role": …}}
+            text = _text_of(message) if message.get("role") == "assistant" else ""
+            if text.strip():
+                return text[:MESSAGE_CHARS]
+            continue
+        if row.get("type") != "assistant" or row.get("isSidechain"):
             continue
         text = _text_of(row.get("message"))
         if text.strip():

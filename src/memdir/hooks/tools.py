@@ -20,8 +20,8 @@
   Anything else (``grep``, ``rg``, pipelines, scripts) is a shell command, logged as such.
 - **Saves.** A shell command running ``memdir remember``/``correct`` saves a belief; a save
   through memdir's MCP tools is recognised under every host's naming by
-  :func:`memdir.kernel.hosttable.memdir_mcp_tool`, and the server marks the session itself
-  (:mod:`memdir.kernel.saves`).
+  :func:`memdir.kernel.hostio.hosttable.memdir_mcp_tool`, and the server marks the session itself
+  (:mod:`memdir.kernel.storage.saves`).
 
 Imports: standard library only.
 """
@@ -39,9 +39,10 @@ _HEADERS = (
 )
 _MOVE = "*** Move to: "
 
-RANGE_KEYS = ("offset", "limit", "pages", "start_line", "end_line")
+RANGE_KEYS = ("offset", "limit", "pages", "start_line", "end_line", "view_range")
 """Read-tool arguments that make a read ranged (Claude Code ``offset``/``limit``/``pages``,
-Gemini CLI ``start_line``/``end_line``): a ranged read is never gated."""
+Gemini CLI ``start_line``/``end_line``, Copilot CLI ``view_range``): a ranged read is never
+gated."""
 FULL_READERS = frozenset({"cat", "nl", "bat", "batcat"})
 RANGED_READERS = frozenset({"head", "tail", "sed"})
 _NOT_SIMPLE = re.compile(r"[|;&<>`\n]|\$\(")

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True, slots=True)
 class HostSpec:
-    """One coding agent's integration points (see :mod:`memdir.kernel.hosttable` for each key).
+    """One coding agent's integration points (each key: :mod:`memdir.kernel.hostio.hosttable`).
 
     ``events`` maps memdir's canonical event to the host's own name (missing: the host has no
     such event, and memdir loses only that feature there). ``personal`` and ``shared`` say
@@ -29,6 +29,15 @@ class HostSpec:
     mcp_timeout_ms: int = 0
     notes: str = ""
     loses: str = ""  # what memdir cannot do in this host, in words
+    hooks_format: str = "groups"  # "groups", "copilot", "cursor", "windsurf", "cline-scripts"
+    also: dict[str, str] = field(default_factory=dict)  # more host events -> canonical
+    instructions_header: str = ""  # front matter a created rules file starts with
+
+    def hook_events(self) -> dict[str, str]:
+        """Return every host event memdir installs a hook for → its canonical event."""
+        events = {own: canonical for canonical, own in self.events.items()}
+        events.update(self.also)
+        return events
 
     def scope(self, shared: bool) -> dict[str, object]:
         """Return where an install of this kind writes (``hooks``, ``mcp``, ``instructions``…)."""

@@ -1,6 +1,6 @@
 """Installing memdir into a host: hooks, MCP entry, and a managed instruction block.
 
-Where things go comes from the host table (:mod:`memdir.kernel.hosttable`). A *personal*
+Where things go comes from the host table (:mod:`memdir.kernel.hostio.hosttable`). A *personal*
 install (the default) writes only files nobody commits, or writes a PATH-resolved ``memdir``
 command: Claude Code's hooks go to ``.claude/settings.local.json``, its server to the local scope
 in ``~/.claude.json`` and its instructions to ``CLAUDE.local.md`` (all three kept out of git);
@@ -13,7 +13,8 @@ Edits are minimal and keep the user's formatting (case B41, B47, B48):
 - JSON is edited as text (:mod:`memdir.hosts.jsonedit`): only memdir's own entries are inserted
   or removed, key order and indentation stay; TOML goes through tomlkit; Markdown gets one block
   between markers.
-- memdir's hook handlers are recognised by their command (``memdir hook`` or ``-m memdir hook``)
+- memdir's hook handlers are recognised by their command (``memdir hook``, ``-m memdir hook`` or
+  the launcher ``…/memdir/hookrun.py``)
   and removed one by one; a matcher group the user shares with memdir keeps the user's handlers.
 - A file that is a symlink is written through to its target; the link stays a link.
 - A malformed file is left byte-identical and the command fails naming it; nothing is written.
@@ -40,14 +41,19 @@ from typing import Any
 
 from memdir.hosts import jsonedit
 from memdir.hosts.base import HostSpec
-from memdir.kernel.atomic import write_atomic, write_text_atomic
-from memdir.kernel.errors import MemdirError, UsageError
-from memdir.kernel.hosttable import SERVER_NAME, timeout_value
-from memdir.kernel.paths import state_dir
+from memdir.kernel.base.atomic import write_atomic, write_text_atomic
+from memdir.kernel.base.errors import MemdirError, UsageError
+from memdir.kernel.hostio.hosttable import SERVER_NAME, timeout_value
+from memdir.kernel.storage.paths import state_dir
 
 MARKER = "memdir hook"
 """What identifies memdir's own hook commands in a host's config."""
-_OURS = re.compile(r"(?:-m memdir|(?:^|[\s/\\'\"])memdir(?:\.exe)?['\"]?) hook(?:\s|$)")
+_OURS = re.compile(
+    r"(?:-m memdir|(?:^|[\s/\\'\"])memdir(?:\.exe)?['\"]?) hook(?:\s|$)"
+    r"|[/\\]memdir[/\\]hookrun\.py['\"]?(?:\s|$)"
+)
+MACHINE_SPECIFIC = ("-m memdir hook", "hookrun.py")
+"""What only a hook command naming one machine's interpreter (and memdir) by path contains."""
 HOOK_TIMEOUT_SECONDS = 10
 """Per-hook timeout memdir installs; its hooks give up after about 2 s, well inside it."""
 BLOCK_BEGIN = "<!-- memdir:begin (managed by `memdir install`; `memdir uninstall` removes it) -->"
@@ -111,6 +117,7 @@ class Plan:
     created_store: str | None = None  # the store install created first, if it did
     warnings: list[str] = field(default_factory=list)
     steps: list[str] = field(default_factory=list)  # what the user must still do (trust…)
+    executables: set[str] = field(default_factory=set)  # keys of files written executable
 
     def to_json(self) -> dict[str, Any]:
         """Return what was (or would be) changed, and what the user must still do."""
@@ -134,18 +141,49 @@ def _host_args(host: str) -> list[str]:
     return [] if host == "claude-code" else ["--host", host]
 
 
+LAUNCH_FLAGS = ("-I", "-S", "-X", "utf8")
+"""How the absolute hook command starts Python: isolated (no ``PYTHON*`` variables, no user
+site), without ``site`` (no site-packages scan, no ``.pth`` files), in UTF-8 mode (what
+``memdir``'s own entry point re-executes into under an ASCII locale). The launcher puts memdir's
+folder on the path itself (issue 16)."""
+
+
+def launcher() -> Path:
+    """Return the hook launcher script of this memdir (:mod:`memdir.hookrun`)."""
+    import memdir
+
+    return Path(memdir.__file__).resolve().parent / "hookrun.py"
+
+
+def compile_hook_path() -> bool:
+    """Compile memdir's bytecode now, so no hook pays for compiling it (issue 16).
+
+    Hooks start Python with ``-I``, which ignores ``PYTHONDONTWRITEBYTECODE``, so a hook would
+    write the bytecode itself on its first run; compiling at install makes the first event as
+    fast as the rest. Returns False when the package folder is not writable (a system install,
+    whose package manager compiled it).
+    """
+    import compileall
+
+    folder = launcher().parent
+    if not os.access(folder, os.W_OK):
+        return False
+    return bool(compileall.compile_dir(folder, quiet=2, workers=1))
+
+
 def hook_command(event: str, host: str, style: str = "absolute") -> str:
     """Return the shell command a host runs for ``event``.
 
     Args:
         event: the host's own event name.
         host: the ``--host`` name.
-        style: ``"absolute"`` (this interpreter by absolute path, quoted for the shell; only in
-            files nobody commits) or ``"path"`` (the bare ``memdir`` found on PATH).
+        style: ``"absolute"`` (this interpreter by absolute path running memdir's launcher,
+            quoted for the shell; only in files nobody commits) or ``"path"`` (the bare
+            ``memdir`` found on PATH).
     """
     if style == "path":
         return shlex.join(["memdir", "hook", event, *_host_args(host)])
-    parts = [sys.executable, "-m", "memdir", "hook", event, *_host_args(host)]
+    parts = [sys.executable, *LAUNCH_FLAGS, str(launcher()), event, *_host_args(host)]
     if os.name == "nt":  # pragma: no cover - Windows quoting
         return subprocess.list2cmdline(parts)
     return shlex.join(parts)
@@ -157,8 +195,8 @@ def server_entry(spec: HostSpec, style: str, fmt: str) -> dict[str, Any]:
         entry: dict[str, Any] = {"command": "memdir", "args": ["serve"]}
     else:
         entry = {"command": sys.executable, "args": ["-m", "memdir", "serve"]}
-    if fmt in ("mcpServers", "claude-local") and spec.name == "claude-code":
-        entry = {"type": "stdio", **entry}
+    if fmt in ("mcpServers", "claude-local") and spec.name in ("claude-code", "copilot"):
+        entry = {"type": "stdio", **entry}  # the same entry in a .mcp.json both hosts read
     if fmt == "opencode":  # OpenCode and Kilo: one command array, ``type: local``
         entry = {"type": "local", "command": [entry["command"], *entry["args"]], "enabled": True}
     if spec.mcp_timeout_ms:
@@ -167,8 +205,14 @@ def server_entry(spec: HostSpec, style: str, fmt: str) -> dict[str, Any]:
 
 
 def is_our_handler(handler: Any) -> bool:
-    """Whether a hook handler (``{"type": "command", "command": …}``) is memdir's."""
-    return isinstance(handler, dict) and bool(_OURS.search(str(handler.get("command", ""))))
+    """Whether a hook handler (``{"type": "command", "command": …}``) is memdir's.
+
+    Copilot CLI names the command ``bash`` (and ``powershell``) instead of ``command``.
+    """
+    if not isinstance(handler, dict):
+        return False
+    command = handler.get("command", handler.get("bash", ""))
+    return bool(_OURS.search(str(command)))
 
 
 def _is_our_server(entry: Any) -> bool:
@@ -263,7 +307,8 @@ def is_machine_specific(handler_or_server: Any) -> bool:
         return False
     if "args" in handler_or_server:
         return "-m" in [str(a) for a in handler_or_server.get("args", [])]
-    return "-m memdir hook" in str(handler_or_server.get("command", ""))
+    command = str(handler_or_server.get("command", ""))
+    return any(mark in command for mark in MACHINE_SPECIFIC)
 
 
 def _edit_hooks(
@@ -280,11 +325,13 @@ def _edit_hooks(
     With ``legacy_only``, remove only memdir's handlers that run an interpreter by absolute path
     (what memdir 0.1 wrote into shared files), leaving PATH-style ones.
     """
+    if spec.hooks_format in FLAT_FORMATS:
+        return _edit_flat_hooks(spec, text, style, remove, created, force)
     data = json.loads(text)
     hooks = _hooks_table(Path(spec.name), data)
     wanted: dict[str, dict[str, Any]] = {}
     if not remove:
-        for canonical, host_event in spec.events.items():
+        for host_event, canonical in spec.hook_events().items():
             group: dict[str, Any] = {}
             if canonical in spec.matchers:
                 group["matcher"] = spec.matchers[canonical]
@@ -335,6 +382,73 @@ def _edit_hooks(
             else:
                 text = jsonedit.insert(text, ("hooks", event), group)
     return _drop_if_emptied(text, ("hooks",), created, force)
+
+
+FLAT_FORMATS = ("copilot", "cursor", "windsurf")
+"""Hook files whose event lists hold the handlers themselves (no matcher groups)."""
+
+
+def flat_handler(spec: HostSpec, host_event: str, canonical: str, style: str) -> dict[str, Any]:
+    """Return memdir's handler for ``host_event`` in a flat hooks file, as the host spells it.
+
+    Copilot CLI: ``{"type": "command", "bash": …, "timeoutSec": …}``; Cursor: ``{"command": …,
+    "timeout": …}`` plus a ``matcher`` on tool events; Windsurf: ``{"command": …,
+    "show_output": false}``.
+    """
+    command = hook_command(host_event, spec.name, style)
+    seconds = timeout_value(spec.name, HOOK_TIMEOUT_SECONDS)
+    if spec.hooks_format == "copilot":
+        return {"type": "command", "bash": command, "timeoutSec": seconds}
+    if spec.hooks_format == "cursor":
+        handler: dict[str, Any] = {"command": command, "timeout": seconds}
+        if canonical in spec.matchers:
+            handler["matcher"] = spec.matchers[canonical]
+        return handler
+    return {"command": command, "show_output": False}
+
+
+def _edit_flat_hooks(
+    spec: HostSpec, text: str, style: str, remove: bool, created: set[str], force: bool
+) -> str:
+    """Insert or remove memdir's handlers in a flat hooks file (Copilot CLI, Cursor, Windsurf).
+
+    Copilot CLI and Cursor also need ``"version": 1`` at the top; memdir adds it only when the
+    file has none (and takes it out again only if it added it and nothing else is left).
+    """
+    data = json.loads(text)
+    hooks = _hooks_table(Path(spec.name), {"hooks": data.get("hooks", {})})
+    wanted: dict[str, dict[str, Any]] = {}
+    if not remove:
+        for host_event, canonical in spec.hook_events().items():
+            wanted[host_event] = flat_handler(spec, host_event, canonical, style)
+    for event in list(hooks):
+        handlers = hooks[event]
+        keep = wanted.get(event)
+        ours = [index for index, h in enumerate(handlers) if is_our_handler(h)]
+        if keep is not None and len(ours) == 1 and handlers[ours[0]] == keep:
+            wanted.pop(event)  # already there, exactly: leave the user's bytes alone
+            continue
+        for index in reversed(ours):
+            text = jsonedit.remove(text, ("hooks", event, index))
+        if event not in wanted:
+            text = _drop_if_emptied(text, ("hooks", event), created, force)
+    if wanted:
+        if spec.hooks_format in ("copilot", "cursor") and "version" not in data:
+            text = jsonedit.insert(text, (), 1, key="version")
+            created.add("version")
+        text = _ensure_object(text, ("hooks",), created)
+        for event, handler in wanted.items():
+            node = jsonedit.find(jsonedit.parse(text), ("hooks", event))
+            if node is None:
+                text = jsonedit.insert(text, ("hooks",), [handler], key=event)
+                created.add(f"hooks/{event}")
+            else:
+                text = jsonedit.insert(text, ("hooks", event), handler)
+    text = _drop_if_emptied(text, ("hooks",), created, force)
+    if remove and "version" in created and set(json.loads(text)) == {"version"}:
+        text = jsonedit.remove(text, ("version",))
+        created.discard("version")
+    return text
 
 
 def _other_ours(hooks: dict[str, Any], event: str, gi: int) -> bool:
@@ -629,6 +743,8 @@ def _files(spec: HostSpec, project: Path, scope: dict[str, object]) -> dict[str,
             continue
         if rel == "~/.claude.json":
             out[kind] = claude_config_file()
+        elif rel.startswith("~/"):  # a host that keeps this in the user's home (Windsurf's MCP)
+            out[kind] = Path.home() / rel[2:]
         else:
             out[kind] = project / rel
     return out
@@ -732,9 +848,25 @@ def plan(spec: HostSpec, project: Path, store: Path, *, remove: bool, shared: bo
                     f"({kind}); nothing personal added for it"
                 )
                 continue
-            if removing and load(path) is None:
+            scripts = kind == "hooks" and spec.hooks_format == "cline-scripts"
+            if removing and not scripts and load(path) is None:
                 continue
             verb = " removed" if removing else ""
+            if kind == "hooks" and spec.hooks_format == "cline-scripts":
+                for event_path, script in _hook_scripts(spec, path, style, removing).items():
+                    raw = load(event_path)
+                    if raw is not None and not _OURS.search(raw.decode("utf-8", "replace")):
+                        if removing:
+                            continue
+                        raise ConfigError(
+                            f"{event_path} is a hook memdir did not write; Cline runs one "
+                            "executable per event, so move it aside (or call memdir from it), "
+                            "then install again"
+                        )
+                    if script != raw:
+                        store_(event_path, script, "hook script" + verb)
+                    plan_.executables.add(_key(event_path, project))
+                continue
             if kind == "hooks":
                 json_edit(
                     path,
@@ -775,6 +907,10 @@ def plan(spec: HostSpec, project: Path, store: Path, *, remove: bool, shared: bo
                 raw = load(path)
                 raw_bytes = raw.encode("utf-8") if isinstance(raw, str) else raw
                 separator = str(record.get("separators", {}).get(_key(path, project), ""))
+                header = spec.instructions_header
+                if not removing and raw_bytes is None and header:
+                    raw_bytes = header.encode("utf-8")  # a rules file memdir creates
+                    separator = ""
                 new_bytes, separator = _edit_block(
                     raw_bytes,
                     BLOCK_BEGIN,
@@ -782,6 +918,17 @@ def plan(spec: HostSpec, project: Path, store: Path, *, remove: bool, shared: bo
                     None if removing else _block(agent_command(style)),
                     separator,
                 )
+                if (
+                    header
+                    and removing
+                    and new_bytes is not None
+                    and new_bytes.strip()
+                    in (
+                        b"",
+                        header.encode("utf-8").strip(),
+                    )
+                ):
+                    new_bytes = b""  # only memdir's front matter is left
                 record.setdefault("separators", {})[_key(path, project)] = separator
                 if new_bytes != raw_bytes:
                     store_(path, new_bytes, "instruction block" + verb)
@@ -824,6 +971,27 @@ def plan(spec: HostSpec, project: Path, store: Path, *, remove: bool, shared: bo
     return plan_
 
 
+CLINE_SCRIPT = """\
+#!/bin/sh
+# memdir's {event} hook for Cline (written by `memdir install --host cline`; `memdir uninstall`
+# removes it). Cline runs it with the event's JSON on stdin and reads one JSON object back.
+exec {command}
+"""
+
+
+def _hook_scripts(
+    spec: HostSpec, folder: Path, style: str, remove: bool
+) -> dict[Path, bytes | None]:
+    """Return Cline's hook executables (``folder/<Event>``) → their content (None: delete)."""
+    scripts: dict[Path, bytes | None] = {}
+    for host_event in spec.hook_events():
+        body = CLINE_SCRIPT.format(
+            event=host_event, command=hook_command(host_event, spec.name, style)
+        )
+        scripts[folder / host_event] = None if remove else body.encode("utf-8")
+    return scripts
+
+
 def _wired(kind: str, path: Path) -> bool:
     """Whether a team file already holds memdir's ``kind`` (hooks, mcp, instructions)."""
     try:
@@ -832,7 +1000,8 @@ def _wired(kind: str, path: Path) -> bool:
         return False
     if kind == "hooks":
         return any(
-            bool(_OURS.search(line)) and "-m memdir hook" not in line for line in text.splitlines()
+            bool(_OURS.search(line)) and not any(mark in line for mark in MACHINE_SPECIFIC)
+            for line in text.splitlines()
         )
     if kind == "instructions":
         return BLOCK_BEGIN in text
@@ -938,12 +1107,15 @@ def apply(plan_: Plan, store: Path, spec: HostSpec, *, remove: bool) -> None:
                 originals[change.key] = str(backup)
         if change.after is None:
             change.path.unlink(missing_ok=True)
-            _remove_empty_parents(change.path.parent, plan_.project)
+            top = plan_.project if change.path.is_relative_to(plan_.project) else Path.home()
+            _remove_empty_parents(change.path.parent, top)
             written.pop(change.key, None)
             originals.pop(change.key, None)
         else:
             target.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(target, change.after)
+            if change.key in plan_.executables:
+                target.chmod(0o755)
             written[change.key] = hashlib.sha256(change.after).hexdigest()
     record_file = _record_path(store, spec, plan_.project)
     if remove:

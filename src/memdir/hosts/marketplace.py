@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 from memdir.hosts.install import HOOK_TIMEOUT_SECONDS
-from memdir.kernel.hosttable import HOSTS
+from memdir.kernel.hostio.hosttable import HOSTS
 
 ROOT_VARIABLE = {"claude-code": "${CLAUDE_PLUGIN_ROOT}", "codex": "${PLUGIN_ROOT}"}
 """How each host names the installed plugin's folder inside a hook command."""

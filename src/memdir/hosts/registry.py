@@ -1,10 +1,10 @@
-"""The hosts memdir knows: a typed view of :data:`memdir.kernel.hosttable.HOSTS`."""
+"""The hosts memdir knows: a typed view of :data:`memdir.kernel.hostio.hosttable.HOSTS`."""
 
 from __future__ import annotations
 
 from memdir.hosts.base import HostSpec
-from memdir.kernel.errors import UsageError
-from memdir.kernel.hosttable import HOSTS as TABLE
+from memdir.kernel.base.errors import UsageError
+from memdir.kernel.hostio.hosttable import HOSTS as TABLE
 
 
 def _spec(name: str) -> HostSpec:
@@ -23,6 +23,9 @@ def _spec(name: str) -> HostSpec:
         mcp_timeout_ms=int(entry.get("mcp_timeout_ms", 0)),
         notes=entry.get("notes", ""),
         loses=entry.get("loses", ""),
+        hooks_format=entry.get("hooks_format", "groups"),
+        also=dict(entry.get("also", {})),
+        instructions_header=entry.get("instructions_header", ""),
     )
 
 

@@ -369,7 +369,9 @@ def test_the_whole_session_ran(host_run: HostRun) -> None:
     assert host_run.server_errors == []
     steps = [step for tag, step in host_run.standin.served if tag == "t1"]
     assert len(set(steps)) == len(SCRIPT["t1"]), host_run.standin.served
-    assert host_run.seconds < 2 * TURN_SECONDS[host_run.host], f"the {host_run.host} session took {host_run.seconds:.0f} s"
+    assert host_run.seconds < 2 * TURN_SECONDS[host_run.host], (
+        f"the {host_run.host} session took {host_run.seconds:.0f} s"
+    )
 
 
 def test_digest_and_recall_reached_the_model(host_run: HostRun) -> None:

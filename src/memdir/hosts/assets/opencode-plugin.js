@@ -98,7 +98,10 @@ export const MemdirPlugin = async ({ directory }) => {
       } else if (event.type === "message.part.updated") {
         const part = props.part || {};
         const state = part.state || {};
-        if (part.type === "tool" && state.status === "error" && !failed.has(part.callID)) {
+        const error = String(state.error || "");
+        // memdir's own refusal (a deny from PreToolUse) is not a failed tool: no row, as in Claude Code
+        const refused = error.includes("memdir: ");
+        if (part.type === "tool" && state.status === "error" && !refused && !failed.has(part.callID)) {
           failed.add(part.callID);
           await hook(
             "PostToolUseFailure",
@@ -106,7 +109,7 @@ export const MemdirPlugin = async ({ directory }) => {
               session_id: part.sessionID || sid,
               tool_name: part.tool,
               tool_input: state.input || {},
-              error: String(state.error || ""),
+              error,
             },
             directory,
           );

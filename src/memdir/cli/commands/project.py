@@ -319,13 +319,26 @@ def map_(budget: int, session_id: str | None, store: Path | None, as_json: bool)
 @store_option
 @json_option
 def stats(session_id: str | None, store: Path | None, as_json: bool) -> None:
-    """Show the token ledger (injected, read, refused re-reads) and record counts.
+    """Show the token ledger: tokens and cost injected against saved, per session and model.
+
+    Saved is what the duplicate-read gate refused, less the reads of those files that
+    followed; costs use the manifest's [prices] over memdir's dated list prices.
 
     \b
     Example:
         memdir stats
     """
     found = project.stats(resolve(store), session_id)
+
+    def usd(value: float | None) -> str:
+        return "no price" if value is None else f"${value:.4f}"
+
+    def balance(b: dict[str, Any]) -> str:
+        return (
+            f"injected {b['injected_tokens']} tokens ({usd(b['injected_usd'])}), saved "
+            f"{b['saved_tokens']} ({usd(b['saved_usd'])}), net {b['net_tokens']:+d} "
+            f"({usd(b['net_usd'])}); not repeated: {b['withheld_tokens']}"
+        )
 
     def render(v: dict[str, Any]) -> str:
         t = v["totals"]
@@ -334,15 +347,22 @@ def stats(session_id: str | None, store: Path | None, as_json: bool) -> None:
             + (", ".join(f"{n} {s}" for s, n in sorted(v["records"].items())) or "none yet"),
             "active by kind: "
             + (", ".join(f"{n} {k}" for k, n in sorted(v["kinds"].items())) or "none"),
-            f"tokens injected by memdir: {t['injected_tokens']}",
+            f"balance: {balance(v['balance'])}",
             f"reads: {t['reads']} (~{t['read_tokens']} tokens); full re-reads refused: "
-            f"{t['denied']} (~{t['denied_tokens']} tokens saved)",
-            f"sessions: {len(v['sessions'])}",
+            f"{t['denied']} (~{t['denied_tokens']} tokens, {t['reread_tokens']} read anyway)",
         ]
+        for model, b in v["models"].items():
+            lines.append(f"  {model}: {balance(b)}")
+        lines.append(
+            f"prices: USD per million input tokens as of {v['prices']['as_of']} "
+            "(override in memdir.toml [prices])"
+        )
+        lines.append(f"sessions: {len(v['sessions'])}")
         for s in v["sessions"][:10]:
             lines.append(
-                f"  {s['session']}: {s['prompts']} prompts, {s['tool_calls']} tool calls, "
-                f"{s['files_written']} files written, {s['beliefs']} beliefs saved"
+                f"  {s['session']} ({s['model'] or 'model unknown'}): {s['prompts']} prompts, "
+                f"{s['tool_calls']} tool calls, {s['files_written']} files written, "
+                f"{s['beliefs']} beliefs saved; {balance(s['balance'])}"
             )
         return "\n".join(lines)
 

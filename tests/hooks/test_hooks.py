@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from memdir import service
-from memdir.kernel import session
+from memdir.kernel.storage import session
 from tests.hooks.conftest import HookRun, run_hook
 
 Hook = Callable[..., HookRun]
@@ -320,7 +320,7 @@ def test_a_prompt_of_weak_words_injects_nothing_and_a_real_question_does(
 def test_the_preamble_is_told_once_per_context_and_again_after_compaction(
     store: Path, hook: Hook
 ) -> None:
-    from memdir.kernel import fence
+    from memdir.kernel.lang import fence
 
     service.remember(store, "The payment service retries three times with jitter")
     service.remember(store, "Invoices are rendered with WeasyPrint templates")
@@ -414,7 +414,7 @@ def test_a_store_whose_every_record_is_quarantined_is_not_cold(store: Path, hook
 
 def _prompt_while_the_store_is_held(store: Path, hook: Hook, prompt: str) -> HookRun:
     """Send ``prompt`` while this process holds the store lock past the hook's budget."""
-    from memdir.kernel.lock import store_lock
+    from memdir.kernel.storage.lock import store_lock
 
     with store_lock(store, "test holds the store"):
         run = hook("UserPromptSubmit", prompt=prompt)

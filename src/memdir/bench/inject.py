@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 import statistics
 import tempfile
 from collections.abc import Callable, Iterable
@@ -43,12 +42,13 @@ from pathlib import Path
 from typing import Any
 
 from memdir.bench.locomo import parse_evidence
-from memdir.kernel import digest, fence
-from memdir.kernel.errors import UsageError
-from memdir.kernel.index import Index
-from memdir.kernel.manifest import SETTINGS
-from memdir.kernel.recall import Hit, recall
-from memdir.kernel.text import STOP_WORDS, estimate_tokens
+from memdir.kernel.base.errors import UsageError
+from memdir.kernel.index import Index, digest
+from memdir.kernel.index.foreign import PlainTextSearch
+from memdir.kernel.index.recall import Hit, recall
+from memdir.kernel.lang import fence
+from memdir.kernel.lang.text import STOP_WORDS, estimate_tokens
+from memdir.kernel.storage.manifest import SETTINGS
 from memdir.store.setup import init_store
 
 LIMIT = 5
@@ -204,10 +204,9 @@ def objective(summary: dict[str, Any]) -> float:
 _WORD = re.compile(r"\w+")
 
 
-def _fts_terms(text: str) -> str:
+def _words(text: str) -> list[str]:
     words = [w for w in _WORD.findall(text.lower()) if w not in STOP_WORDS]
-    words = list(dict.fromkeys(words)) or _WORD.findall(text.lower())
-    return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+    return list(dict.fromkeys(words)) or _WORD.findall(text.lower())
 
 
 def _observations(sample: dict[str, Any], group: str) -> list[dict[str, Any]]:
@@ -343,30 +342,15 @@ def _memdir_candidates(store: Path, prompts: list[Prompt]) -> list[Candidate]:
 
 
 def _reference_candidates(records: list[dict[str, Any]], prompts: list[Prompt]) -> list[Candidate]:
-    conn = sqlite3.connect(":memory:")
+    table = PlainTextSearch([r["text"] for r in records])
     try:
-        conn.execute("CREATE VIRTUAL TABLE t USING fts5(text, tokenize='unicode61')")
-        conn.executemany(
-            "INSERT INTO t (rowid, text) VALUES (?, ?)",
-            [(i, r["text"]) for i, r in enumerate(records)],
-        )
         out = []
         for prompt in prompts:
-            match = _fts_terms(prompt.text)
-            rows = (
-                conn.execute(
-                    "SELECT rowid, -bm25(t) FROM t WHERE t MATCH ? ORDER BY bm25(t) LIMIT ?",
-                    (match, LIMIT),
-                ).fetchall()
-                if match
-                else []
-            )
-            out.append(
-                Candidate(prompt, [(records[r]["id"], float(s), records[r]) for r, s in rows])
-            )
+            rows = table.scored(_words(prompt.text), LIMIT)
+            out.append(Candidate(prompt, [(records[i]["id"], s, records[i]) for i, s in rows]))
         return out
     finally:
-        conn.close()
+        table.close()
 
 
 def _fenced_tokens(docs: Iterable[dict[str, Any]], budget: int) -> tuple[list[str], int, int]:

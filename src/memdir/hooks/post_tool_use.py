@@ -2,7 +2,7 @@
 
 Every tool event appends one row to ``actions/YYYY-MM-DD.jsonl`` first, with a single
 ``O_APPEND`` write and no store lock, so a slow or timed-out hook never loses it; a purge
-rewriting the file at that moment is waited for briefly (:mod:`memdir.kernel.appendlog`).
+rewriting the file at that moment is waited for briefly (:mod:`memdir.kernel.base.appendlog`).
 Paths are relative to the project; paths outside it (symlinks resolved), inside the store, or
 naming secret files are never recorded (DESIGN §10.4, §10.5). Bash commands are redacted and
 cut to 300 characters.
@@ -16,7 +16,7 @@ ranged; ``NotebookEdit`` is an edit; a failed call (``PostToolUseFailure``) is a
 
 A changed file's anatomy entry is updated under the store lock; when the lock is not free in
 time, the path goes to ``state/anatomy-spool.jsonl`` and the next update or ``memdir scan``
-merges it. Only the merged lines leave the spool (:func:`memdir.kernel.appendlog.drop_head`),
+merges it. Only the merged lines leave the spool (:func:`memdir.kernel.base.appendlog.drop_head`),
 so a path spooled while another hook merges is never deleted unmerged.
 
 Imports: standard library and the kernel only.
@@ -30,19 +30,29 @@ from pathlib import Path
 from memdir.hooks import tools
 from memdir.hooks.context import Context
 from memdir.hooks.payload import HookEvent, HookResult
-from memdir.kernel import appendlog, jsonl, session
-from memdir.kernel.clock import now_iso
-from memdir.kernel.errors import LockTimeoutError
-from memdir.kernel.hookio import text_field
-from memdir.kernel.hosttable import BELIEF_MCP_TOOLS, memdir_mcp_tool
-from memdir.kernel.lock import store_lock
-from memdir.kernel.paths import state_dir
-from memdir.kernel.redact import redact
-from memdir.kernel.text import truncate
+from memdir.kernel.base import appendlog, jsonl
+from memdir.kernel.base.clock import now_iso
+from memdir.kernel.base.errors import LockTimeoutError
+from memdir.kernel.hostio.hookio import text_field
+from memdir.kernel.hostio.hosttable import BELIEF_MCP_TOOLS, memdir_mcp_tool
+from memdir.kernel.lang.redact import redact
+from memdir.kernel.lang.text import truncate
+from memdir.kernel.storage import session
+from memdir.kernel.storage.journal import log_name
+from memdir.kernel.storage.lock import store_lock
+from memdir.kernel.storage.paths import state_dir
 
 TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
+
+
 if TYPE_CHECKING:
     from typing import Any
+
+
+def _action(store: Path, row: dict[str, Any]) -> None:
+    """Append one action row to this machine's log of its UTC day (per machine once shared)."""
+    jsonl.append_line(store / "actions" / log_name(store, str(row["at"])[:10]), row)
+
 
 FILE_TOOLS = ("Read", "Write", "Edit", "MultiEdit", "NotebookEdit")
 CHANGING_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
@@ -164,7 +174,7 @@ def patch_rows(event: HookEvent, context: Context) -> list[tuple[dict[str, Any],
 
 
 def _update_anatomy(context: Context, paths: list[str]) -> None:
-    from memdir.kernel import anatomy  # only when a file changed
+    from memdir.kernel.filemap import anatomy  # only when a file changed
 
     spool = state_dir(context.store) / SPOOL
     try:
@@ -174,15 +184,11 @@ def _update_anatomy(context: Context, paths: list[str]) -> None:
                 *(line.value.get("path") for line in spooled.lines if line.value),
                 *paths,
             ]
-            data = anatomy.load(context.store)
-            for rel in dict.fromkeys(p for p in pending if isinstance(p, str)):
-                entry = anatomy.read_entry(context.project, rel)
-                if entry is None:
-                    data["files"].pop(rel, None)
-                else:
-                    data["files"][rel] = entry.to_json()
-                    anatomy.resolve_entry(data, rel)
-            anatomy.save(context.store, data)
+            anatomy.update(
+                context.store,
+                context.project,
+                [p for p in pending if isinstance(p, str)],
+            )
             if spooled.next_offset:
                 # Only the lines merged here: a path another hook spooled meanwhile stays.
                 appendlog.drop_head(spool, spooled.next_offset, wait=context.remaining() / 2)
@@ -223,18 +229,18 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
     if event.tool == PATCH_TOOL or (event.tool == "Bash" and tools.patch_text(event.tool_input)):
         rows = patch_rows(event, context)
         for row, paths in rows:
-            jsonl.append_line(context.store / "actions" / f"{row['at'][:10]}.jsonl", row)
+            _action(context.store, row)
             changed += paths
         if not rows:  # a patch naming no recordable file is still a tool call
             row = _finish(event, _base_row(event, "apply_patch"))
-            jsonl.append_line(context.store / "actions" / f"{row['at'][:10]}.jsonl", row)
+            _action(context.store, row)
     elif event.tool == "Read" and not event.file_path and _many(event):
         # Gemini CLI's read_many_files: one row listing the files it read whole
         reads, full_reads = _many_reads(event, context), True
         row = _finish(event, _base_row(event, "Read"))
         if reads:
             row["reads"] = [redact(r) for r in reads]
-        jsonl.append_line(context.store / "actions" / f"{row['at'][:10]}.jsonl", row)
+        _action(context.store, row)
     else:
         rel = context.relative(event.file_path) if event.tool in FILE_TOOLS else None
         reads, full_reads = _shell_reads(event, context)
@@ -242,7 +248,7 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         if single is not None:
             if reads:
                 single["reads"] = [redact(r) for r in reads]
-            jsonl.append_line(context.store / "actions" / f"{single['at'][:10]}.jsonl", single)
+            _action(context.store, single)
         if rel is not None and event.tool in CHANGING_TOOLS:
             changed.append(rel)
         if rel is not None and event.tool == "Read":
@@ -266,7 +272,35 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
     context.kept()
     if changed:
         _update_anatomy(context, changed)
+    touched = list(dict.fromkeys([*changed, *reads]))
+    if ok and touched and not event.subagent:
+        return _scoped(event, context, touched)
     return None
+
+
+def _scoped(event: HookEvent, context: Context, touched: list[str]) -> HookResult | None:
+    """Inject the path-scoped beliefs for the files just read or edited, once per session."""
+    from memdir.kernel.lang import pathscope
+
+    docs = pathscope.cached(context.store)
+    if docs is not None and not any(pathscope.matches(d, touched) for d in docs):
+        return None  # the common case: one stat per record folder, no index
+    from memdir.kernel.index import digest
+    from memdir.kernel.lang.text import estimate_tokens
+
+    state = session.load(context.store, event.session)
+    shown = digest.scoped_for_file(
+        context.index,
+        touched[0] if len(touched) == 1 else touched,
+        store=context.store,
+        budget_tokens=context.settings.rules_tokens,
+        exclude=state["injected"],
+    )
+    if not shown.text:
+        return None
+    inject = {"e": "inject", "ids": list(shown.ids), "tokens": estimate_tokens(shown.text)}
+    session.record(context.store, event.session, inject)
+    return HookResult(context=shown.text)
 
 
 def _full_read_tool(event: HookEvent) -> bool:
@@ -274,7 +308,7 @@ def _full_read_tool(event: HookEvent) -> bool:
 
 
 def _read(context: Context, rel: str, full: bool) -> dict[str, Any] | None:
-    """What a read saw: the file's identity now (see :func:`memdir.kernel.session.observe`)."""
+    """What a read saw: the file's identity now (``session.observe``)."""
     seen = session.observe(context.project / rel)
     if seen is None:
         return None

@@ -18,8 +18,9 @@ import sys
 
 from memdir.hooks.context import Context
 from memdir.hooks.payload import HookEvent, HookResult
-from memdir.kernel import digest, session
-from memdir.kernel.text import estimate_tokens
+from memdir.kernel.index import digest
+from memdir.kernel.lang.text import estimate_tokens
+from memdir.kernel.storage import session
 
 TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
 if TYPE_CHECKING:
@@ -78,6 +79,10 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         compacted=fresh_context,
         exclude=already,
         mirrored=digest.mirrored_ids(context.store) if event.host == "claude-code" else frozenset(),
+        pinned_tokens=settings.pinned_tokens,
+        # path-scoped beliefs come back for every file the session touched (after a compaction
+        # the host has dropped them with the reads they came with)
+        touched=list(dict.fromkeys([*state["written"], *state["reads"]])),
     )
     if not injection.text:
         return None

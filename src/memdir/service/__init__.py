@@ -2,48 +2,54 @@
 
 Each function takes a store folder and plain values, opens the store (bringing its index up
 to date with a stat scan), does one thing, and returns a value with ``to_json()``. Nothing here
-prints or reads ``argv``; errors are :class:`memdir.kernel.errors.MemdirError` subclasses.
+prints or reads ``argv``; errors are :class:`memdir.kernel.base.errors.MemdirError` subclasses.
 Who is acting is decided at the edge (DESIGN §4) and passed in as ``caller``
-(:class:`memdir.kernel.caller.Caller`); where a function takes ``caller=None`` it is decided from
-this process's environment as the CLI does (:func:`memdir.kernel.caller.cli_caller`), so a
+(:class:`memdir.kernel.base.caller.Caller`); where a function takes ``caller=None`` it is decided
+from
+this process's environment as the CLI does (:func:`memdir.service.channel.cli_caller`), so a
 script run in an agent's shell is the agent too. The lifecycle turns a change the agent asks
 for on the owner's record into a proposal (``Written.proposal``); purge and rollback refuse
-anyone but the owner (:mod:`memdir.kernel.authority`).
+anyone but the owner (:mod:`memdir.kernel.storage.authority`).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memdir.kernel import authority, gitio, lifecycle, paths
-from memdir.kernel import journal as journal_mod
-from memdir.kernel.caller import Caller, cli_caller
-from memdir.kernel.errors import MemdirError, NotFoundError, UsageError
-from memdir.kernel.ids import check_id
+from memdir.kernel.base.caller import Caller
+from memdir.kernel.base.errors import MemdirError, NotFoundError, ProvenanceError, UsageError
+from memdir.kernel.base.ids import check_id
+from memdir.kernel.base.model import Record
 from memdir.kernel.index import doc_record
-from memdir.kernel.lifecycle import Handle, Written
-from memdir.kernel.model import Record
-from memdir.kernel.recall import Hit, TurnHit, search_turns
-from memdir.kernel.recall import recall as recall_records
-from memdir.kernel.text import truncate
+from memdir.kernel.index.recall import Hit, TurnHit, search_turns
+from memdir.kernel.index.recall import recall as recall_records
+from memdir.kernel.lang.text import truncate
+from memdir.kernel.storage import authority, gitio, lifecycle, paths
+from memdir.kernel.storage import journal as journal_mod
+from memdir.kernel.storage.lifecycle import Handle, Written
+from memdir.service.channel import cli_caller
 from memdir.store import graph as graph_mod
 from memdir.store import history, mirror, scan, setup
 from memdir.store.setup import Initialised
 
 
 @contextmanager
-def opened(store: Path, *, scan_records: bool = True) -> Iterator[Handle]:
+def opened(
+    store: Path, *, scan_records: bool = True, backend: str | None = None
+) -> Iterator[Handle]:
     """Open ``store`` with its index brought up to date; close it afterwards.
+
+    ``backend`` overrides the manifest's ``[index] backend`` (see :func:`scan.open_handle`).
 
     A record that is not found because it was purged is reported as purged (still
     :class:`NotFoundError`, exit 4), so the user learns it was erased on purpose.
     """
-    handle = scan.open_handle(store, scan=scan_records)
+    handle = scan.open_handle(store, scan=scan_records, backend=backend)
     try:
         yield handle
         # Corrections, rejections and forgets reach Claude Code's auto-memory at once: when
@@ -100,13 +106,86 @@ def init(
 
 
 def remember(store: Path, text: str, **options: Any) -> Written:
-    """Remember one belief; see :func:`memdir.kernel.lifecycle.remember` for the options."""
+    """Remember one belief; see :func:`memdir.kernel.storage.lifecycle.remember` for the options."""
     with opened(store) as handle:
         return lifecycle.remember(handle, text, **options)
 
 
+def path_tags(paths: Iterable[str]) -> tuple[str, ...]:
+    """Return the ``path:GLOB`` tags scoping a record to ``paths`` (globs, or commas between).
+
+    Raises:
+        UsageError: a value names no glob, or a glob is absolute or climbs out of the project.
+    """
+    from memdir.kernel.lang import pathscope
+
+    out: list[str] = []
+    for value in paths:
+        if not value.strip(" ,"):
+            raise UsageError(f"--paths: {value!r} names no glob (e.g. 'src/billing/**')")
+        for glob in value.split(","):
+            if not glob.strip():
+                continue
+            try:
+                out.append(pathscope.PATH_TAG + pathscope.check_glob(glob))
+            except ValueError as exc:
+                raise UsageError(f"--paths: {exc}") from exc
+    return tuple(dict.fromkeys(out))
+
+
+def pin(store: Path, record_id: str, *, pinned: bool, caller: Caller) -> Written:
+    """Pin (or unpin) an active record: pinned records are always in the session digest.
+
+    Args:
+        store: The store folder.
+        record_id: The record.
+        pinned: True to pin, False to unpin.
+        caller: Who asks; only the owner pins.
+
+    Returns:
+        The record as written (unchanged when it already was so).
+
+    Raises:
+        ProvenanceError: the caller is not the owner (an agent's shell).
+        NotFoundError: no such record.
+        UsageError: the record is not active.
+    """
+    from memdir.kernel.index.digest import PINNED_TAG
+
+    if not caller.is_owner:
+        raise ProvenanceError(
+            "refused: pinning decides what every session is told; only the owner pins, from "
+            "their own terminal"
+        )
+    with opened(store) as handle:
+        try:
+            record, _ = lifecycle.load(handle, check_record_id(record_id))
+        except NotFoundError as err:
+            raise _explained(store, err) from err
+        if record.status != "active":
+            raise UsageError(f"{record.id} is {record.status}; only an active belief is pinned")
+        has = PINNED_TAG in record.tags
+        if has == pinned:
+            state = "pinned" if pinned else "not pinned"
+            return Written(
+                record, created=False, changed=False, note=f"{record.id} already {state}"
+            )
+        tags = (
+            (*record.tags, PINNED_TAG)
+            if pinned
+            else tuple(t for t in record.tags if t != PINNED_TAG)
+        )
+        return lifecycle.update(
+            handle,
+            record.id,
+            op="pin" if pinned else "unpin",
+            caller=caller,
+            tags=tags,
+        )
+
+
 def correct(store: Path, record_id: str, text: str, **options: Any) -> Written:
-    """Supersede ``record_id`` with ``text``; see :func:`memdir.kernel.lifecycle.correct`."""
+    """Supersede ``record_id`` with ``text`` (``lifecycle.correct``)."""
     with opened(store) as handle:
         return lifecycle.correct(handle, record_id, text, **options)
 
@@ -163,11 +242,50 @@ def list_records(
     kinds: Sequence[str] = (),
     statuses: Sequence[str] = (),
     limit: int | None = None,
+    tags: Sequence[str] = (),
+    entity_types: Sequence[str] = (),
 ) -> list[Record]:
-    """Return records by kind and status, most recently updated first."""
+    """Return records by kind and status, most recently updated first.
+
+    Args:
+        store: The store folder.
+        kinds: Only these kinds (all when empty).
+        statuses: Only these statuses (all when empty).
+        limit: Most records to return (all when ``None``), counted after every filter.
+        tags: Only records carrying one of these tags (compared case-insensitively, without a
+            leading ``#`` or brackets, so ``[坑]`` and ``坑`` are the same tag).
+        entity_types: Only entities of one of these types (``source.entity_type``).
+    """
+    wanted_tags = {tag_key(t) for t in tags}
+    wanted_types = {t.strip().lower() for t in entity_types}
+    filtered = bool(wanted_tags or wanted_types)
     with opened(store) as handle:
-        docs = handle.index.list_docs(kinds=kinds, statuses=statuses, limit=limit)
-    return [doc_record(doc) for doc in docs]
+        docs = handle.index.list_docs(
+            kinds=("entity",) if wanted_types and not kinds else kinds,
+            statuses=statuses,
+            limit=None if filtered else limit,
+        )
+    if wanted_tags:
+        docs = [d for d in docs if wanted_tags & {tag_key(t) for t in d.get("tags") or ()}]
+    if wanted_types:
+        docs = [d for d in docs if entity_type_of(d) in wanted_types]
+    return [doc_record(doc) for doc in docs[:limit]]
+
+
+FILTER_POOL = 500
+"""Candidates a tag or entity-type filter looks through (the ranking's best, in order)."""
+
+
+def tag_key(tag: str) -> str:
+    """Return the form tags are compared in: ``"[坑]"``, ``"#坑"`` and ``"坑"`` are one tag."""
+    return tag.strip().strip("[]").lstrip("#").strip().casefold()
+
+
+def entity_type_of(doc: dict[str, Any]) -> str | None:
+    """Return an indexed record's entity type (``source.entity_type``), or ``None``."""
+    source = doc.get("source") or {}
+    value = source.get("entity_type") if isinstance(source, dict) else None
+    return str(value).lower() if value else None
 
 
 # --- recall ----------------------------------------------------------------------------------
@@ -209,10 +327,15 @@ def recall(
     include_candidates: bool = False,
     explain: bool = False,
     include_user: bool = True,
+    tags: Sequence[str] = (),
+    entity_types: Sequence[str] = (),
 ) -> RecallResult:
     """Recall from the project store, then the user store; merge by score.
 
-    Each hit's ``scope`` says which store it came from.
+    Each hit's ``scope`` says which store it came from. ``tags`` keeps only hits carrying one
+    of those tags (see :func:`tag_key`), ``entity_types`` only entities of those types; both
+    filter the best :data:`FILTER_POOL` candidates of the same ranking, so a filtered recall
+    returns the same records in the same order as an unfiltered one, minus the others.
     """
     started = time.perf_counter()
     statuses = ("active", "candidate") if include_candidates else ("active",)
@@ -223,21 +346,28 @@ def recall(
     hits: list[Hit] = []
     terms: tuple[str, ...] = ()
     wanted = limit
+    wanted_tags = {tag_key(t) for t in tags}
+    wanted_types = {t.strip().lower() for t in entity_types}
     for each in stores:
         with opened(each) as handle:
             wanted = limit or handle.manifest.recall_limit
             result = recall_records(
                 handle.index,
                 query,
-                limit=wanted,
-                kinds=kinds,
+                limit=max(wanted, FILTER_POOL) if wanted_tags or wanted_types else wanted,
+                kinds=("entity",) if wanted_types and not kinds else kinds,
                 statuses=statuses,
                 decay=handle.manifest.decay,
                 min_score=handle.manifest.min_score,
                 explain=explain,
             )
             terms = result.terms
-            hits.extend(result.hits)
+            hits.extend(
+                h
+                for h in result.hits
+                if (not wanted_tags or wanted_tags & {tag_key(t) for t in h.doc.get("tags") or ()})
+                and (not wanted_types or entity_type_of(h.doc) in wanted_types)
+            )
     hits.sort(key=lambda h: -h.score)
     return RecallResult(
         query, terms, hits[: wanted or 10], (time.perf_counter() - started) * 1000, explain
@@ -275,8 +405,8 @@ def journal_append(
         UsageError: bad ``who``, empty text, or ``at`` not an ISO-8601 time / in the future.
         IndexFormatError: the store was written by a newer memdir (nothing is written).
     """
-    from memdir.kernel import manifest
-    from memdir.kernel.clock import parse_instant
+    from memdir.kernel.base.clock import parse_instant
+    from memdir.kernel.storage import manifest
 
     manifest.load(store)  # a store from a newer memdir is refused before anything is written
     paths.state_dir(store)
@@ -329,9 +459,48 @@ def graph(store: Path, record_id: str, depth: int = 1) -> graph_mod.Graph:
         return graph_mod.graph(handle.index, record_id, depth)
 
 
-def catalogue(store: Path) -> list[Record]:
-    """Return every active record, by kind then importance: the compact index for injection."""
-    with opened(store) as handle:
+def build_index(store: Path, backend: str) -> dict[str, Any]:
+    """Rebuild the index ``backend`` names from the records and the journal, in one transaction.
+
+    Returns ``{"backend", "records", "quarantined", "turns", "took_ms", "server"}``; ``server``
+    (PostgreSQL only) names its version and whether pgvector is installed.
+
+    Raises:
+        UsageError: psycopg is missing (``pip install 'memdir[postgres]'``).
+        StorageError: the PostgreSQL server cannot be reached.
+        ManifestError: ``memdir.toml`` is missing or invalid.
+    """
+    from memdir.kernel.storage import manifest
+
+    started = time.perf_counter()
+    if backend in ("", "sqlite"):
+        report = scan.reindex(store)
+        server: dict[str, Any] = {}
+    else:
+        settings = manifest.load(store)
+        index = scan.open_backend(store, backend)
+        try:
+            report = scan.fill(index, store, settings)
+            features = getattr(index, "features", None)
+            server = features() if features else {}
+        finally:
+            index.close()
+    return {
+        "backend": "sqlite" if backend in ("", "sqlite") else "postgres",
+        "records": report.indexed,
+        "quarantined": report.quarantined,
+        "turns": report.turns,
+        "took_ms": round((time.perf_counter() - started) * 1000, 1),
+        "server": server,
+    }
+
+
+def catalogue(store: Path, *, backend: str | None = None) -> list[Record]:
+    """Return every active record, by kind then importance: the compact index for injection.
+
+    ``backend`` reads another index than the manifest's (see :func:`opened`).
+    """
+    with opened(store, backend=backend) as handle:
         docs = handle.index.list_docs(statuses=("active",))
     order = {
         kind: n
@@ -344,8 +513,26 @@ def catalogue(store: Path) -> list[Record]:
 
 
 def reindex(store: Path) -> scan.ScanReport:
-    """Rebuild the index from records and journal alone."""
-    return scan.reindex(store)
+    """Rebuild the index from records and journal alone, then ``records/index.json``.
+
+    The local SQLite index always (the hooks read it); the PostgreSQL index too when
+    ``[index] backend`` names one (its report is the one returned then). The catalogue
+    (:mod:`memdir.store.catalogue`) is written for tools that read files.
+    """
+    from memdir.kernel.storage import manifest
+    from memdir.store import catalogue
+
+    report = scan.reindex(store)
+    backend = manifest.load(store).index_backend
+    if backend:
+        index = scan.open_backend(store, backend)
+        try:
+            report = scan.fill(index, store, manifest.load(store))
+        finally:
+            index.close()
+    with opened(store, scan_records=False) as handle:
+        catalogue.write(handle)
+    return report
 
 
 def check_record_id(record_id: str) -> str:

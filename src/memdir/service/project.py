@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from memdir.hosts import HOSTS, get_host
 from memdir.hosts import install as installer
-from memdir.kernel import anatomy, appendlog, gitio, jsonl, manifest, paths, session
-from memdir.kernel.caller import Caller, cli_caller
-from memdir.kernel.errors import MemdirError, NotFoundError
-from memdir.kernel.hosttable import CANONICAL_EVENTS
-from memdir.kernel.lock import store_lock
+from memdir.kernel.base import appendlog, jsonl
+from memdir.kernel.base.caller import Caller
+from memdir.kernel.base.errors import MemdirError, NotFoundError
+from memdir.kernel.filemap import anatomy
+from memdir.kernel.hostio.hosttable import CANONICAL_EVENTS
+from memdir.kernel.storage import gitio, manifest, paths, session
+from memdir.kernel.storage.lock import store_lock
 from memdir.service import init
+from memdir.service.channel import cli_caller
+from memdir.store import filemap, teamsync
 
 
 def project_root(store: Path) -> Path:
@@ -58,7 +61,7 @@ def _anatomy(store: Path) -> dict[str, Any]:
 
 def find(store: Path, query: str, limit: int = 20) -> list[dict[str, Any]]:
     """Search the file map by path, symbols and description."""
-    found = anatomy.find(_anatomy(store), query, limit)
+    found = filemap.find(_anatomy(store), query, limit)
     return [
         {
             "path": rel,
@@ -82,7 +85,7 @@ def central_map(
         seeds += list(state.get("written", [])) + list(state.get("reads", {}))
     return [
         {"path": rel, "line": line, "score": round(score, 6)}
-        for rel, line, score in anatomy.central_map(data, seeds, budget_tokens)
+        for rel, line, score in filemap.central_map(data, seeds, budget_tokens)
     ]
 
 
@@ -97,7 +100,8 @@ def stats(store: Path, session_id: str | None = None) -> dict[str, Any]:
     (``saved = denied_tokens - reread_tokens``), each priced at the session's model
     (:mod:`memdir.service.prices`, the manifest's ``[prices]`` over dated defaults);
     ``withheld_tokens`` (the preamble and records memdir did not repeat) is shown beside it,
-    not counted as saved. Sessions come newest first by when they started; sessions started
+    not counted as saved. ``tags`` counts active records per tag (wolfmem's ``stats`` by
+    needle tag), most first. Sessions come newest first by when they started; sessions started
     within the same second come by id, last first, so the listing is the same on every run.
     """
     from memdir.service import opened, prices
@@ -109,6 +113,11 @@ def stats(store: Path, session_id: str | None = None) -> dict[str, Any]:
         records = handle.index.count_by("status")
         kinds = handle.index.count_by("kind", status="active")
         table, as_of = prices.table(handle.manifest.prices)
+        tags: dict[str, int] = {}
+        for doc in handle.index.list_docs(statuses=("active",)):
+            for tag in doc.get("tags") or ():
+                tags[tag] = tags.get(tag, 0) + 1
+    by_tag = dict(sorted(tags.items(), key=lambda item: (-item[1], item[0])))
     by_model: dict[str, dict[str, int]] = {}
     for state in states:
         ledger = state.get("ledger", {})
@@ -139,6 +148,7 @@ def stats(store: Path, session_id: str | None = None) -> dict[str, Any]:
     return {
         "records": records,
         "kinds": kinds,
+        "tags": by_tag,
         "totals": totals,
         "balance": _balance(by_model, table),
         "models": {m: _balance({m: a}, table) for m, a in sorted(by_model.items())},
@@ -184,43 +194,59 @@ def _balance(models: dict[str, Any], table: dict[str, float]) -> dict[str, Any]:
 # --- sync ------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Synced:
-    """The outcome of ``memdir sync``."""
+def sync(
+    store: Path,
+    *,
+    logs_only: bool = False,
+    share: bool = False,
+    pull: bool = True,
+    push: bool = True,
+    caller: Caller | None = None,
+) -> teamsync.Synced:
+    """Commit the logs, anatomy and hand edits; with ``share``, pull from and push to the remote.
 
-    committed: list[str]
-
-    def to_json(self) -> dict[str, Any]:
-        """Return the committed paths."""
-        return {"committed": self.committed}
-
-
-def sync(store: Path, *, logs_only: bool = False, caller: Caller | None = None) -> Synced:
-    """Commit the journal, action and audit logs, anatomy (and, unless ``logs_only``, hand edits).
-
-    The commit names ``caller`` (default: from this process's environment).
+    Args:
+        store: The store folder.
+        logs_only: Commit only the journal, action and audit logs and anatomy; stays local.
+        share: Reach the remote (``memdir remote``; by default the project's ``origin``,
+            branch ``memdir``). When none is set and the project has no such remote, the sync
+            only commits, and says so.
+        pull: Fetch and merge (with ``share``).
+        push: Push (with ``share``).
+        caller: Who syncs (default: from this process's environment).
 
     Raises:
-        GitError: git failed.
+        SyncConflictError: both sides changed a file memdir cannot merge (store unchanged).
+        GitError: git failed or the remote cannot be reached (store unchanged).
+        UsageError: ``--pull`` or ``--push`` asked for and there is nowhere to sync.
         LockTimeoutError: another writer held the store.
     """
-    manifest.load(store)  # a store from a newer memdir is refused before anything is written
-    folders = ["journal", "actions", "audit", anatomy.ANATOMY_JSON, anatomy.ANATOMY_MD]
-    if not logs_only:
-        folders.append("records")
-    with store_lock(store, "sync"):
-        present = [f for f in folders if (store / f).exists()]
-        dirty = [p for f in present for p in gitio.dirty_paths(store, f)]
-        if dirty:
-            what = "logs" if logs_only else "logs and hand edits"
-            gitio.commit(
-                store,
-                present,
-                f"sync: commit {len(dirty)} changed file(s) ({what})",
-                trailers=(caller or cli_caller()).trailers(),
-            )
+    who = caller or cli_caller()
+    local = logs_only or not share
+    if share and not logs_only and pull and push:
+        place = teamsync.where(store)
+        local = place.url is None and not place.configured
+    done = teamsync.sync(store, who, logs_only=logs_only, pull=pull, push_=push, local_only=local)
+    if share and local and not logs_only:
+        done.note = (
+            "committed here only: no remote is set and the project has no 'origin'; share "
+            "this memory with `memdir remote URL` then `memdir sync`"
+        )
     gitio.maintain(store)  # outside the lock: packing may take seconds in a large store
-    return Synced(sorted(dirty))
+    return done
+
+
+def remote(store: Path, name: str | None = None, branch: str | None = None) -> teamsync.Where:
+    """Show, or with ``name``/``branch`` set, where this machine shares ``store``.
+
+    Raises:
+        UsageError: the remote or branch is unusable.
+        GitError: git failed.
+    """
+    if name is None and branch is None:
+        manifest.load(store)
+        return teamsync.where(store)
+    return teamsync.set_where(store, name, branch)
 
 
 # --- hosts -----------------------------------------------------------------------------------
@@ -302,6 +328,7 @@ def install(
 
     installer.apply(plan, store, spec, remove=remove)
     if not remove:
+        installer.compile_hook_path()  # no hook ever compiles memdir (issue 16)
         try:
             installer.self_test(spec, project, shared)
         except MemdirError:

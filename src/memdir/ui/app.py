@@ -2,7 +2,7 @@
 
 Every view reads through :mod:`memdir.service` (and the kernel's read-only session and journal
 readers); every action calls the same service function as the CLI command of the same name, as
-:data:`UI_CALLER`. A :class:`~memdir.kernel.errors.MemdirError` becomes a page saying what was
+:data:`UI_CALLER`. A :class:`~memdir.kernel.base.errors.MemdirError` becomes a page saying what was
 wrong, with the HTTP status of its exit code (2 → 400, 3 → 403, 4 → 404, else 409).
 """
 
@@ -29,12 +29,12 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from memdir import service
-from memdir.kernel import authority
-from memdir.kernel import session as session_mod
-from memdir.kernel.caller import Caller
-from memdir.kernel.errors import MemdirError, UsageError
-from memdir.kernel.journal import journal_files
-from memdir.kernel.model import KINDS, STATUSES
+from memdir.kernel.base.caller import Caller
+from memdir.kernel.base.errors import MemdirError, UsageError
+from memdir.kernel.base.model import KINDS, STATUSES
+from memdir.kernel.storage import authority
+from memdir.kernel.storage import session as session_mod
+from memdir.kernel.storage.journal import journal_files
 from memdir.service import memory
 
 UI_CALLER = Caller("owner", "ui")
@@ -47,7 +47,10 @@ CSP = (
 )
 ORIGINS = ("owner", "agent", "observer", "import", "untrusted", "system")
 SCOPES = ("project", "user")
-_CITATION = re.compile(r"^journal/(?P<file>\d{4}-\d{2}-\d{2}\.jsonl):(?P<start>\d+)-(?P<end>\d+)$")
+_CITATION = re.compile(
+    r"^journal/(?P<file>\d{4}-\d{2}-\d{2}(?:\.[a-z0-9][a-z0-9-]{0,39})?\.jsonl)"
+    r":(?P<start>\d+)-(?P<end>\d+)$"
+)
 CONTEXT_LINES = 2
 """Journal lines shown before and after the lines a belief was distilled from."""
 
@@ -170,7 +173,7 @@ def session_journal(store: Path, session_id: str, limit: int = 500) -> list[dict
 
 def session_events(store: Path, session_id: str) -> list[dict[str, Any]]:
     """Return a session's not yet folded events (with their times), oldest first."""
-    from memdir.kernel.paths import state_dir
+    from memdir.kernel.storage.paths import state_dir
 
     key = session_mod.session_key(session_id)
     path = state_dir(store) / session_mod.SESSIONS_DIR / f"{key}{session_mod.EVENTS_SUFFIX}"
@@ -380,7 +383,7 @@ def create_app(store: Path, *, token: str, port: int | None = None) -> Starlette
     async def one_session(request: Request) -> Response:
         session_id = request.path_params["id"]
         if session_mod.session_key(session_id) not in session_mod.session_ids(store):
-            from memdir.kernel.errors import NotFoundError
+            from memdir.kernel.base.errors import NotFoundError
 
             raise NotFoundError(f"no session {session_id!r} has saved state in this store")
         state = session_mod.load(store, session_id)

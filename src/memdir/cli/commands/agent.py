@@ -11,11 +11,12 @@ from typing import Any
 import click
 
 from memdir.cli.output import emit, emit_json, json_option, note, one_line, resolve, store_option
-from memdir.kernel import authority
-from memdir.kernel.caller import Caller, cli_caller
-from memdir.kernel.errors import AuthorityError
-from memdir.kernel.text import truncate
+from memdir.kernel.base.caller import Caller
+from memdir.kernel.base.errors import AuthorityError
+from memdir.kernel.lang.text import truncate
+from memdir.kernel.storage import authority
 from memdir.service import memory
+from memdir.service.channel import cli_caller
 
 
 @click.command()
@@ -203,14 +204,31 @@ def review(
         return
     pending = memory.review_list(target)
     proposals = memory.proposals_pending(target)
+    merged = memory.sync_resolutions(target)
     if as_json or not sys.stdin.isatty() or not caller.is_owner:
         emit(
-            {"results": pending, "proposals": proposals},
+            {"results": pending, "proposals": proposals, "sync_resolutions": merged},
             as_json=as_json,
-            render=lambda v: _listing(v["results"], v["proposals"]),
+            render=lambda v: (
+                _listing(v["results"], v["proposals"]) + _merged_listing(v["sync_resolutions"])
+            ),
         )
         return
+    if merged:
+        click.echo(_merged_listing(merged).lstrip("\n"))
     _interactive(target, pending, proposals, caller)
+
+
+def _merged_listing(merged: list[dict[str, Any]]) -> str:
+    """The automatic resolutions of ``memdir sync`` (concurrent edits on two machines)."""
+    if not merged:
+        return ""
+    lines = ["", "resolved automatically by `memdir sync` (nothing to decide; newest first):"]
+    for d in merged:
+        then = f" -> {d['superseded_by']}" if d.get("superseded_by") else ""
+        lines.append(f"  {d['id']}  {d['status']}{then}  {truncate(d['text'], 60)}")
+        lines.append(f"    {d.get('reason') or ''}")
+    return "\n".join(lines)
 
 
 def _decided(decided: memory.Decided) -> dict[str, Any]:
@@ -528,7 +546,7 @@ def import_(
 
 
 def _import_bundle(paths: tuple[Path, ...], store: Path | None, as_json: bool) -> None:
-    from memdir.kernel.errors import UsageError
+    from memdir.kernel.base.errors import UsageError
     from memdir.service import portable
 
     if len(paths) != 1:
@@ -610,7 +628,7 @@ def export(
         memdir export --to amp ./talewell-repo
     """
     if target_format == "amp":
-        from memdir.kernel.errors import UsageError
+        from memdir.kernel.base.errors import UsageError
         from memdir.service import portable
 
         folder = directory or output
@@ -626,7 +644,7 @@ def export(
     if directory is not None and output is None:
         output = directory
     if output is not None and output.is_dir():
-        from memdir.kernel.errors import UsageError
+        from memdir.kernel.base.errors import UsageError
 
         raise UsageError(
             f"{output} is a folder; JSON Lines go to a file (a folder is for --to amp)"
@@ -640,7 +658,7 @@ def export(
             return
         click.echo("".join(lines), nl=False)
         return
-    from memdir.kernel.atomic import write_text_atomic
+    from memdir.kernel.base.atomic import write_text_atomic
 
     write_text_atomic(output, "".join(lines))
     if as_json:

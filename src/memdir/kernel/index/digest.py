@@ -402,7 +402,7 @@ def rule_grid() -> list[dict[str, float]]:
     """Return the constants :func:`injectable` is tuned over (``memdir bench inject --tune``)."""
     return [
         {"min_score": s, "relative": r, "min_strong": m, "named": n, "coverage": c}
-        for s in (0.0, 1.0, 2.0, 3.0, 5.0)
+        for s in (1.0, 0.0, 2.0, 3.0, 5.0)  # ties go to the first: 1.0 keeps tiny stores working
         for r in (0.0, 0.5, 0.6, 0.7, 0.8)
         for m in (0.0, 1.0, 2.0)
         for n in (0.0, 1.0)

@@ -259,6 +259,13 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
     )
     changed = list(dict.fromkeys(changed)) if ok else []
     change: dict[str, Any] = {"e": "tool", "belief": belief and ok}
+    if event.tool == "Bash" and command.strip() and not event.subagent:
+        if tools.is_bug_command(command):
+            change["bug"] = ok
+        elif "memdir" not in command:  # a failing command that later passes is a fix
+            change.update(cmd=truncate(redact(" ".join(command.split())), COMMAND_CHARS), ok=ok)
+    elif memdir_mcp_tool(event.tool) == "bug_log" and ok:
+        change["bug"] = True
     if ok and not event.subagent and reads:
         seen = [r for r in (_read(context, rel, full_reads) for rel in reads) if r is not None]
         if seen:

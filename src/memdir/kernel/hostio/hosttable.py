@@ -120,7 +120,8 @@ HOSTS: dict[str, dict[str, Any]] = {
         "binary": "claude",
         "events": {name: name for name in _CLAUDE_EVENTS},
         "matchers": {
-            "PreToolUse": "Read",
+            # Bash: the shell output governor's note, and `cat FILE` re-reads (issue 11)
+            "PreToolUse": "^(Read|Bash)$",
             "PostToolUse": "^(Read|Write|Edit|MultiEdit|NotebookEdit|Bash|mcp__memdir__.*)$",
             "PostToolUseFailure": "^(Read|Write|Edit|MultiEdit|NotebookEdit|Bash)$",
         },
@@ -226,7 +227,7 @@ HOSTS: dict[str, dict[str, Any]] = {
             "SessionEnd": "SessionEnd",
         },
         "matchers": {
-            "PreToolUse": "^(read_file|read_many_files)$",
+            "PreToolUse": "^(read_file|read_many_files|run_shell_command)$",
             "PostToolUse": (
                 "^(read_file|read_many_files|write_file|replace|run_shell_command|mcp_memdir_.*)$"
             ),

@@ -380,7 +380,8 @@ def apply(state: dict[str, Any], event: dict[str, Any]) -> None:
       ``cmd`` and ``ok`` (a shell command and whether it passed: a command that failed, then
       passed after an edit, is a fix, and the next ``stop`` queues the bug nudge once),
       ``read`` (``rel``, ``mtime_ns``, ``size``, ``ino``, ``sha``, ``full``, ``tokens``; or a
-      list of them, for a shell command reading several files), ``wrote`` (a path, or a list: an ``apply_patch``).
+      list of them, for a shell command reading several files), ``wrote`` (a path, or a list:
+      an ``apply_patch``).
     - ``deny``: the read gate refused ``rel`` (with the file as seen: see :func:`same_read`);
       ``count`` adds it to the ledger (``deny`` mode, not ``warn``).
     - ``start``: SessionStart with ``source``; ``compact``: PreCompact/PostCompact (``name``,

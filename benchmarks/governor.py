@@ -1,4 +1,4 @@
-"""The shell output governor on recorded real command outputs: tokens produced vs reaching the model.
+"""The shell output governor on recorded real command outputs: tokens produced vs shown.
 
 Usage: python benchmarks/governor.py [--fixtures FILE] [--json]
 

@@ -40,6 +40,9 @@ REPORTS_FAILURES = frozenset({"tests", "build", "install"})
 CAT_BYTES = 20_000
 """A ``cat`` of a file larger than this is a long read."""
 
+NOTE_AFTER = frozenset({"gemini"})
+"""Hosts whose PreToolUse cannot add context (Gemini CLI 0.61.0's BeforeTool has no such
+field): the note rides on the command's result instead, for the next command."""
 REPLACES_OUTPUT = frozenset({"claude-code"})
 """Hosts whose PostToolUse may replace a shell tool's output (Claude Code: ``updatedToolOutput``
 for every tool). Codex 0.171.0 replaces only MCP tools' output; Gemini CLI 0.61.0 can only

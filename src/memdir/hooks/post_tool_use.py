@@ -342,6 +342,14 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
     scoped = _scoped(event, context, touched) if ok and touched and not event.subagent else None
     if replacement is not None:
         return HookResult(context=scoped.context if scoped else "", updated_output=replacement)
+    if event.tool == "Bash" and not event.subagent and context.settings.governor != "off":
+        from memdir.hooks import governor
+        from memdir.hooks.pre_tool_use import governor_note
+
+        note = governor_note(event, context) if event.host in governor.NOTE_AFTER else None
+        if note is not None:
+            before = scoped.context if scoped is not None else ""
+            return HookResult(context="\n".join(t for t in (before, note.context) if t))
     return scoped
 
 

@@ -83,7 +83,7 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         return None
     gated = _gate(event, context)
     if gated is None and event.tool == "Bash" and context.settings.governor != "off":
-        return _govern(event, context)
+        return governor_note(event, context)
     return gated
 
 
@@ -91,8 +91,12 @@ NOTED = "governor-noted"
 """``state/`` folder: per session, the kinds of noisy command already noted (once each)."""
 
 
-def _govern(event: HookEvent, context: Context) -> HookResult | None:
-    """The shell governor's note before an unbounded noisy command, once per kind a session."""
+def governor_note(event: HookEvent, context: Context) -> HookResult | None:
+    """The shell governor's note on an unbounded noisy command, once per kind a session.
+
+    Given before the command where the host's PreToolUse can add context (Claude Code, Codex),
+    after it where only the tool's result can carry it (Gemini CLI's AfterTool).
+    """
     from memdir.hooks import governor
 
     command = event.tool_input.get("command")

@@ -227,7 +227,7 @@ HOSTS: dict[str, dict[str, Any]] = {
             "SessionEnd": "SessionEnd",
         },
         "matchers": {
-            "PreToolUse": "^(read_file|read_many_files|run_shell_command)$",
+            "PreToolUse": "^(read_file|read_many_files)$",
             "PostToolUse": (
                 "^(read_file|read_many_files|write_file|replace|run_shell_command|mcp_memdir_.*)$"
             ),

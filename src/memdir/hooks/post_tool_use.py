@@ -65,17 +65,18 @@ PATCH_OPS = {"add": "Write", "update": "Edit", "move": "Edit", "delete": "Delete
 
 
 _SHELL_TRAILER = re.compile(r"^(?:Error|Exit Code|Signal|Background PIDs|Process Group PGID): ")
-_SHELL_FAILED = re.compile(r"^(?:Exit Code: (?!0$)|Signal: )")
+_SHELL_FAILED = re.compile(r"^(?:Exit Code: (?!0$|\(none\)$)|Signal: (?!\(none\)$))")
 
 
 def _shell_failed(text: str) -> bool:
-    """Whether Gemini CLI's shell result text reports a failure.
+    """Whether Gemini CLI's (or Qwen Code's) shell result text reports a failure.
 
     Gemini CLI (0.61.0) answers ``run_shell_command`` with ``llmContent`` holding ``Output: …``
     and then trailer lines (``Error:``, ``Exit Code: N`` only when N is not 0, ``Signal:``,
     ``Background PIDs:``, ``Process Group PGID:``), wrapped in ``<untrusted_context>``; no
     field says the command failed. Only the trailer after the output is read: a non-zero exit
-    code or a signal is a failure.
+    code or a signal is a failure. Qwen Code (0.24.4) prints every trailer line, with ``(none)``
+    for an empty one (``Exit Code: 0``, ``Signal: (none)``).
     """
     lines = text.rstrip().removesuffix("</untrusted_context>").rstrip().splitlines()
     for line in reversed(lines):

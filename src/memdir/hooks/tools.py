@@ -39,9 +39,10 @@ _HEADERS = (
 )
 _MOVE = "*** Move to: "
 
-RANGE_KEYS = ("offset", "limit", "pages", "start_line", "end_line")
+RANGE_KEYS = ("offset", "limit", "pages", "start_line", "end_line", "view_range")
 """Read-tool arguments that make a read ranged (Claude Code ``offset``/``limit``/``pages``,
-Gemini CLI ``start_line``/``end_line``): a ranged read is never gated."""
+Gemini CLI ``start_line``/``end_line``, Copilot CLI ``view_range``): a ranged read is never
+gated."""
 FULL_READERS = frozenset({"cat", "nl", "bat", "batcat"})
 RANGED_READERS = frozenset({"head", "tail", "sed"})
 _NOT_SIMPLE = re.compile(r"[|;&<>`\n]|\$\(")

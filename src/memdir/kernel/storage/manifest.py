@@ -39,6 +39,9 @@ prompt_min_score = 2.0  # per-prompt recall injects only records scoring at leas
 digest_tokens = 400   # session digest, estimated as ceil(UTF-8 bytes / 4)
 prompt_tokens = 300   # per-prompt recall
 rules_tokens = 150    # rules re-surfaced after tool batches and compaction
+active_per_kind = 200   # write budgets: warn (health, dream, the session digest) past these
+candidates = 100        # candidates awaiting review
+map_files = 5000        # files in the file map (anatomy)
 pinned_tokens = 150   # pinned records (`memdir pin`), always in the digest, on top of digest_tokens
 
 [hooks]
@@ -74,6 +77,9 @@ SETTINGS: dict[str, object] = {
     "prompt_tokens": 300,
     "rules_tokens": 150,
     "pinned_tokens": 150,
+    "budget_active_per_kind": 200,
+    "budget_candidates": 100,
+    "budget_map_files": 5000,
     "prompt_min_score": 2.0,
     "duplicate_read": "deny",
     "resurface_every": 25,
@@ -104,6 +110,9 @@ class Manifest:
     prompt_tokens: int
     rules_tokens: int
     pinned_tokens: int
+    budget_active_per_kind: int
+    budget_candidates: int
+    budget_map_files: int
     prompt_min_score: float
     duplicate_read: str
     resurface_every: int
@@ -184,6 +193,70 @@ def load(store: Path) -> Manifest:
     return settings
 
 
+def map_files(store: Path) -> int:
+    """Return how many files the file map holds, counted without parsing ``anatomy.json``.
+
+    The file holds one mapped file per line between an opening and a closing line
+    (:func:`memdir.kernel.filemap.anatomy.encode`); 0 when there is no map.
+    """
+    try:
+        with open(store / "anatomy.json", "rb") as fh:
+            lines = sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 20), b""))
+    except OSError:
+        return 0
+    return max(lines - 2, 0)
+
+
+def budget_warnings(
+    settings: Manifest, active_by_kind: dict[str, int], candidates: int, mapped: int
+) -> list[dict[str, Any]]:
+    """Return the write budgets a store has passed (issue 11 item 4); never deletes anything.
+
+    Args:
+        settings: The store's manifest (``[budgets] active_per_kind``, ``candidates``,
+            ``map_files``).
+        active_by_kind: Active records per kind.
+        candidates: Candidates awaiting review.
+        mapped: Files in the file map (:func:`map_files`).
+
+    Returns:
+        ``[{"code", "message", "fix"}]``, one per budget passed, each saying what to consolidate.
+    """
+    found: list[dict[str, Any]] = []
+    for kind, count in sorted(active_by_kind.items()):
+        if count > settings.budget_active_per_kind:
+            found.append(
+                {
+                    "code": "over_budget_active",
+                    "message": f"{count} active {kind} records, over the budget of "
+                    f"{settings.budget_active_per_kind} ([budgets] active_per_kind)",
+                    "fix": "consolidate: `memdir dream` lists near-duplicates and stale ones; "
+                    "`memdir correct ID --text …` merges two, `memdir forget ID` retires one "
+                    "(nothing is deleted: history keeps it)",
+                }
+            )
+    if candidates > settings.budget_candidates:
+        found.append(
+            {
+                "code": "over_budget_candidates",
+                "message": f"{candidates} candidates await review, over the budget of "
+                f"{settings.budget_candidates} ([budgets] candidates)",
+                "fix": "`memdir review`: accept, reject or reword them",
+            }
+        )
+    if mapped > settings.budget_map_files:
+        found.append(
+            {
+                "code": "over_budget_map",
+                "message": f"the file map holds {mapped} files, over the budget of "
+                f"{settings.budget_map_files} ([budgets] map_files)",
+                "fix": "leave generated or vendored folders out of git (the map follows "
+                "`git ls-files`), or raise the budget",
+            }
+        )
+    return found
+
+
 def _governor(table: dict[str, Any], where: str) -> dict[str, Any]:
     """Read the ``[governor]`` table (docs/economy.md), raising ManifestError on a wrong value."""
     mode = _get(table, "mode", str, "shape", where)
@@ -258,6 +331,9 @@ def parse(store: Path) -> Manifest:
         prompt_tokens=_get(budgets, "prompt_tokens", int, 300, where + " [budgets]"),
         rules_tokens=_get(budgets, "rules_tokens", int, 150, where + " [budgets]"),
         pinned_tokens=_get(budgets, "pinned_tokens", int, 150, where + " [budgets]"),
+        budget_active_per_kind=_get(budgets, "active_per_kind", int, 200, where + " [budgets]"),
+        budget_candidates=_get(budgets, "candidates", int, 100, where + " [budgets]"),
+        budget_map_files=_get(budgets, "map_files", int, 5000, where + " [budgets]"),
         prompt_min_score=float(
             _get(recall, "prompt_min_score", (int, float), 2.0, where + " [recall]")
         ),

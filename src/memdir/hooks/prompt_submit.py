@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from memdir.hooks.context import Context
 from memdir.hooks.payload import HookEvent, HookResult
+from memdir.hooks.tools import has_error_text
 from memdir.kernel.base.caller import Caller
 from memdir.kernel.base.errors import MemdirError
 from memdir.kernel.base.explicit import find_requests
@@ -98,6 +99,8 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
     change = {"e": "prompt", "beliefs": len(stored), "delivered": len(reminders)}
     if session.model_of(event.raw):
         change["model"] = session.model_of(event.raw)  # the ledger is priced per model
+    if has_error_text(event.prompt):
+        change["error"] = True  # an edit after it is a fix (the bug nudge)
     session.record(context.store, event.session, change)
     settings = context.settings
     injection = digest.prompt_recall(

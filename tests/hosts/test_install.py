@@ -88,7 +88,7 @@ def test_personal_claude_install_writes_only_files_nobody_commits(odd_project: P
     assert out["scope"] == "personal"
     local = json.loads((odd_project / ".claude" / "settings.local.json").read_text())
     assert set(local["hooks"]) >= {"SessionStart", "UserPromptSubmit", "PreToolUse", "Stop"}
-    assert local["hooks"]["PreToolUse"][0]["matcher"] == "Read"
+    assert local["hooks"]["PreToolUse"][0]["matcher"] == "^(Read|Bash)$"
     for command in _commands(local):  # this machine's interpreter: fine in a personal file
         assert command.startswith(installer.hook_command("X", "claude-code").removesuffix(" X"))
         done = subprocess.run(

@@ -268,9 +268,14 @@ def normalise(host: str, event_arg: str, payload: dict[str, Any]) -> HookEvent:
 class HookResult:
     """What a handler wants the host to do: add context, or refuse a tool call."""
 
-    def __init__(self, context: str = "", deny_reason: str = "") -> None:
+    def __init__(
+        self, context: str = "", deny_reason: str = "", updated_output: Any = None
+    ) -> None:
         self.context = context  # fenced text for the agent
         self.deny_reason = deny_reason  # PreToolUse: refuse the call, telling the agent why
+        # PostToolUse: the tool output the model sees instead (the shell governor; only hosts
+        # that can replace output get one: memdir.hooks.governor.REPLACES_OUTPUT)
+        self.updated_output = updated_output
 
 
 def exit_refusal(host: str, result: HookResult | None) -> str:
@@ -286,7 +291,7 @@ def exit_refusal(host: str, result: HookResult | None) -> str:
 
 def render(host: str, event: HookEvent, result: HookResult) -> dict[str, Any] | None:
     """Return the one JSON object the host expects for ``result``, or ``None`` for silence."""
-    if not result.context and not result.deny_reason:
+    if not result.context and not result.deny_reason and result.updated_output is None:
         return None
     host_event = text_field(event.raw, "hook_event_name", "hookEventName") or event.name
     shape = HOSTS.get(host, {}).get("output", "claude")
@@ -310,6 +315,8 @@ def render(host: str, event: HookEvent, result: HookResult) -> dict[str, Any] | 
     if host == "gemini":
         if result.deny_reason:
             return {"decision": "deny", "reason": result.deny_reason}
+        if not result.context:
+            return None
         return {
             "hookSpecificOutput": {"hookEventName": host_event, "additionalContext": result.context}
         }
@@ -321,6 +328,11 @@ def render(host: str, event: HookEvent, result: HookResult) -> dict[str, Any] | 
                 "permissionDecisionReason": result.deny_reason,
             }
         }
-    return {
-        "hookSpecificOutput": {"hookEventName": event.name, "additionalContext": result.context}
-    }
+    specific: dict[str, Any] = {"hookEventName": event.name}
+    if result.context:
+        specific["additionalContext"] = result.context
+    if result.updated_output is not None and host == "claude-code":
+        specific["updatedToolOutput"] = result.updated_output
+    if len(specific) == 1:
+        return None
+    return {"hookSpecificOutput": specific}

@@ -49,6 +49,22 @@ _NOT_SIMPLE = re.compile(r"[|;&<>`\n]|\$\(")
 _WRAPPERS = frozenset({"bash", "sh", "zsh", "dash"})
 
 _SAVE_COMMAND = re.compile(r"(?:^|[\s;&|(])memdir\s+(?:remember|correct)\b")
+_BUG_COMMAND = re.compile(r"(?:^|[\s;&|(])memdir\s+bug\s+log\b")
+_ERROR_TEXT = re.compile(
+    r"Traceback \(most recent call last\)|^\s*(?:\w+(?:Error|Exception)|error(?:\[\w+\])?|"
+    r"FAILED|FAIL|npm ERR!|panic):?\s",
+    re.M,
+)
+
+
+def is_bug_command(command: str) -> bool:
+    """Whether a shell command runs ``memdir bug log``."""
+    return bool(_BUG_COMMAND.search(command))
+
+
+def has_error_text(text: str) -> bool:
+    """Whether a prompt carries an error message: a traceback, ``FooError: …``, ``FAILED``."""
+    return bool(_ERROR_TEXT.search(text))
 
 
 class FileChange:

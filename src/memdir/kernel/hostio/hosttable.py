@@ -419,7 +419,8 @@ HOSTS: dict[str, dict[str, Any]] = {
         "binary": "claude",
         "events": {name: name for name in _CLAUDE_EVENTS},
         "matchers": {
-            "PreToolUse": "Read",
+            # Bash: the shell output governor's note, and `cat FILE` re-reads (issue 11)
+            "PreToolUse": "^(Read|Bash)$",
             "PostToolUse": "^(Read|Write|Edit|MultiEdit|NotebookEdit|Bash|mcp__memdir__.*)$",
             "PostToolUseFailure": "^(Read|Write|Edit|MultiEdit|NotebookEdit|Bash)$",
         },

@@ -305,7 +305,8 @@ def scan_records(handle: Handle, *, quick: bool = False) -> ScanReport:
     gone = [rel for rel in known if rel not in on_disk]
     quarantined = _index_files(handle, stale, gone) if stale or gone else 0
     if local:
-        _write_stamp(store, folders, started)
+        if quick or stale or gone:  # a plain read leaves every file as it was
+            _write_stamp(store, folders, started)
         _verified.add(str(store))
     return ScanReport(len(stale) - quarantined, len(gone), quarantined)
 

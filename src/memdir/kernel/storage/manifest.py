@@ -33,12 +33,15 @@ limit = 10            # results per recall
 decay = false         # forgetting curve (half-life by importance); off by default
 min_score = 0.0       # results below this score are left out
 
-prompt_min_score = 2.0  # per-prompt recall injects only records scoring at least this
+prompt_min_score = 1.0  # per-prompt recall injects only records scoring at least this
 
 [budgets]
 digest_tokens = 400   # session digest, estimated as ceil(UTF-8 bytes / 4)
 prompt_tokens = 300   # per-prompt recall
 rules_tokens = 150    # rules re-surfaced after tool batches and compaction
+active_per_kind = 200   # write budgets: warn (health, dream, the session digest) past these
+candidates = 100        # candidates awaiting review
+map_files = 5000        # files in the file map (anatomy)
 pinned_tokens = 150   # pinned records (`memdir pin`), always in the digest, on top of digest_tokens
 
 [hooks]
@@ -61,6 +64,10 @@ stale_days = 180      # `memdir dream` calls low-importance records untouched th
 observe_every_seconds = 300  # the Stop hook starts a background `memdir observe --once` this often
 min_lines = 1         # distil once this many worthy new turns wait (fewer: kept for later)
 
+[prices]  # USD per million input tokens by model name prefix, over memdir's dated defaults
+# as_of = "2026-12-01"
+# "claude-opus" = 5.0
+
 """
 
 
@@ -74,7 +81,10 @@ SETTINGS: dict[str, object] = {
     "prompt_tokens": 300,
     "rules_tokens": 150,
     "pinned_tokens": 150,
-    "prompt_min_score": 2.0,
+    "budget_active_per_kind": 200,
+    "budget_candidates": 100,
+    "budget_map_files": 5000,
+    "prompt_min_score": 1.0,
     "duplicate_read": "deny",
     "resurface_every": 25,
     "governor": "shape",
@@ -88,6 +98,7 @@ SETTINGS: dict[str, object] = {
     "observe_min_lines": 1,
     "stale_days": 180,
     "index_backend": "",
+    "prices": {},
 }
 """Every setting with its default (the TOML keys are documented in :data:`TEMPLATE`)."""
 
@@ -104,6 +115,9 @@ class Manifest:
     prompt_tokens: int
     rules_tokens: int
     pinned_tokens: int
+    budget_active_per_kind: int
+    budget_candidates: int
+    budget_map_files: int
     prompt_min_score: float
     duplicate_read: str
     resurface_every: int
@@ -118,13 +132,16 @@ class Manifest:
     observe_min_lines: int
     stale_days: int
     index_backend: str
+    prices: dict[str, Any]
 
     def __init__(self, **values: Any) -> None:
         unknown = set(values) - set(SETTINGS)
         if unknown:
             raise TypeError(f"unknown settings: {sorted(unknown)}")
         for key, default in SETTINGS.items():
-            setattr(self, key, values.get(key, default))
+            setattr(
+                self, key, values.get(key, dict(default) if isinstance(default, dict) else default)
+            )
 
     def to_json(self) -> dict[str, Any]:
         """Return every setting as a JSON object."""
@@ -182,6 +199,87 @@ def load(store: Path) -> Manifest:
     except (OSError, NameError):
         pass  # a read-only store still works, it just parses TOML every time
     return settings
+
+
+def _prices(table: dict[str, Any], where: str) -> dict[str, Any]:
+    """Return the ``[prices]`` table checked: ``as_of`` a string, every other value a price.
+
+    Raises:
+        ManifestError: a price that is not a number at or above zero, or a non-string date.
+    """
+    for key, value in table.items():
+        if key == "as_of":
+            if not isinstance(value, str):
+                raise ManifestError(f'{where}: as_of must be a date string, e.g. "2026-12-01"')
+        elif isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            raise ManifestError(
+                f"{where}: {key} must be USD per million input tokens (a number >= 0)"
+            )
+    return {k: (v if k == "as_of" else float(v)) for k, v in table.items()}
+
+
+def map_files(store: Path) -> int:
+    """Return how many files the file map holds, counted without parsing ``anatomy.json``.
+
+    The file holds one mapped file per line between an opening and a closing line
+    (:func:`memdir.kernel.filemap.anatomy.encode`); 0 when there is no map.
+    """
+    try:
+        with open(store / "anatomy.json", "rb") as fh:
+            lines = sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 20), b""))
+    except OSError:
+        return 0
+    return max(lines - 2, 0)
+
+
+def budget_warnings(
+    settings: Manifest, active_by_kind: dict[str, int], candidates: int, mapped: int
+) -> list[dict[str, Any]]:
+    """Return the write budgets a store has passed (issue 11 item 4); never deletes anything.
+
+    Args:
+        settings: The store's manifest (``[budgets] active_per_kind``, ``candidates``,
+            ``map_files``).
+        active_by_kind: Active records per kind.
+        candidates: Candidates awaiting review.
+        mapped: Files in the file map (:func:`map_files`).
+
+    Returns:
+        ``[{"code", "message", "fix"}]``, one per budget passed, each saying what to consolidate.
+    """
+    found: list[dict[str, Any]] = []
+    for kind, count in sorted(active_by_kind.items()):
+        if count > settings.budget_active_per_kind:
+            found.append(
+                {
+                    "code": "over_budget_active",
+                    "message": f"{count} active {kind} records, over the budget of "
+                    f"{settings.budget_active_per_kind} ([budgets] active_per_kind)",
+                    "fix": "consolidate: `memdir dream` lists near-duplicates and stale ones; "
+                    "`memdir correct ID --text …` merges two, `memdir forget ID` retires one "
+                    "(nothing is deleted: history keeps it)",
+                }
+            )
+    if candidates > settings.budget_candidates:
+        found.append(
+            {
+                "code": "over_budget_candidates",
+                "message": f"{candidates} candidates await review, over the budget of "
+                f"{settings.budget_candidates} ([budgets] candidates)",
+                "fix": "`memdir review`: accept, reject or reword them",
+            }
+        )
+    if mapped > settings.budget_map_files:
+        found.append(
+            {
+                "code": "over_budget_map",
+                "message": f"the file map holds {mapped} files, over the budget of "
+                f"{settings.budget_map_files} ([budgets] map_files)",
+                "fix": "leave generated or vendored folders out of git (the map follows "
+                "`git ls-files`), or raise the budget",
+            }
+        )
+    return found
 
 
 def _governor(table: dict[str, Any], where: str) -> dict[str, Any]:
@@ -248,7 +346,9 @@ def parse(store: Path) -> Manifest:
     scope = _get(data, "scope", str, "project", where)
     if scope not in ("project", "user"):
         raise ManifestError(f'{where}: scope must be "project" or "user", not {scope!r}')
+    prices = _prices(_get(data, "prices", dict, {}, where), where + " [prices]")
     return Manifest(
+        prices=prices,
         format=fmt,
         scope=scope,
         recall_limit=_get(recall, "limit", int, 10, where + " [recall]"),
@@ -258,8 +358,11 @@ def parse(store: Path) -> Manifest:
         prompt_tokens=_get(budgets, "prompt_tokens", int, 300, where + " [budgets]"),
         rules_tokens=_get(budgets, "rules_tokens", int, 150, where + " [budgets]"),
         pinned_tokens=_get(budgets, "pinned_tokens", int, 150, where + " [budgets]"),
+        budget_active_per_kind=_get(budgets, "active_per_kind", int, 200, where + " [budgets]"),
+        budget_candidates=_get(budgets, "candidates", int, 100, where + " [budgets]"),
+        budget_map_files=_get(budgets, "map_files", int, 5000, where + " [budgets]"),
         prompt_min_score=float(
-            _get(recall, "prompt_min_score", (int, float), 2.0, where + " [recall]")
+            _get(recall, "prompt_min_score", (int, float), 1.0, where + " [recall]")
         ),
         duplicate_read=duplicate_read,
         **_governor(_get(data, "governor", dict, {}, where), where + " [governor]"),

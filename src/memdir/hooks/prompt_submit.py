@@ -7,8 +7,9 @@
    requests are spooled first (:mod:`memdir.kernel.storage.spool`): when this hook runs out of time
    or the store is busy, the next hook run, the observer or ``memdir health`` stores them.
 3. Reminders queued by Stop are delivered once.
-4. Records relevant to the prompt are injected, only above ``[recall] prompt_min_score`` and
-   leaving out what this session was already shown.
+4. Records the prompt earns are injected (:func:`memdir.kernel.digest.prompt_recall`: never
+   on weak words alone, never a near-duplicate, never what the session already holds), the
+   fence's preamble only once per context (again after a compaction or ``/clear``).
 
 Imports: standard library and the kernel only.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 from memdir.hooks.context import Context
 from memdir.hooks.payload import HookEvent, HookResult
+from memdir.hooks.tools import has_error_text
 from memdir.kernel.base.caller import Caller
 from memdir.kernel.base.errors import MemdirError
 from memdir.kernel.base.explicit import find_requests
@@ -95,6 +97,10 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
     reminders = list(state["reminders"])
     seen = [*state["injected"], *stored]
     change = {"e": "prompt", "beliefs": len(stored), "delivered": len(reminders)}
+    if session.model_of(event.raw):
+        change["model"] = session.model_of(event.raw)  # the ledger is priced per model
+    if has_error_text(event.prompt):
+        change["error"] = True  # an edit after it is a fix (the bug nudge)
     session.record(context.store, event.session, change)
     settings = context.settings
     injection = digest.prompt_recall(
@@ -104,6 +110,7 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         min_score=settings.prompt_min_score,
         exclude=seen,
         notes=[*notes, *reminders],
+        preamble=not state.get("preambled"),
     )
     if not injection.text:
         return None
@@ -111,6 +118,8 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         "e": "inject",
         "ids": [*stored, *injection.ids],
         "tokens": estimate_tokens(injection.text),
+        "preamble": not state.get("preambled"),
+        "withheld": injection.withheld,
     }
     session.record(context.store, event.session, shown)
     return HookResult(context=injection.text)

@@ -59,7 +59,10 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
     """Update the session's state and return the digest to inject."""
     source = event.source or "startup"
     fresh_context = source in ("compact", "clear")
-    session.record(context.store, event.session, {"e": "start", "source": source})
+    start: dict[str, object] = {"e": "start", "source": source}
+    if session.model_of(event.raw):
+        start["model"] = session.model_of(event.raw)  # the ledger is priced per model
+    session.record(context.store, event.session, start)
     state = session.load(context.store, event.session)
     recent = recent_files(state)
     already = list(state["injected"]) if source == "resume" else []  # what its context holds
@@ -68,6 +71,19 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         _spawn_reindex(context)
         return None
     settings = context.settings
+    warnings: list[str] = []
+    if source == "startup":  # once per session: a resumed or compacted one was told already
+        from memdir.kernel.storage import manifest
+
+        warnings = [
+            f"Write budget: {w['message']}; {w['fix']}."
+            for w in manifest.budget_warnings(
+                settings,
+                index.count_by("kind", status="active"),
+                index.count_by("status").get("candidate", 0),
+                manifest.map_files(context.store),
+            )
+        ]
     injection = digest.session_digest(
         index,
         project=context.project,
@@ -77,12 +93,18 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         exclude=already,
         mirrored=digest.mirrored_ids(context.store) if event.host == "claude-code" else frozenset(),
         pinned_tokens=settings.pinned_tokens,
+        extra_notes=warnings,
         # path-scoped beliefs come back for every file the session touched (after a compaction
         # the host has dropped them with the reads they came with)
         touched=list(dict.fromkeys([*state["written"], *state["reads"]])),
     )
     if not injection.text:
         return None
-    shown = {"e": "inject", "ids": injection.ids, "tokens": estimate_tokens(injection.text)}
+    shown = {
+        "e": "inject",
+        "ids": injection.ids,
+        "tokens": estimate_tokens(injection.text),
+        "preamble": True,  # the digest opens with the fence's header
+    }
     session.record(context.store, event.session, shown)
     return HookResult(context=injection.text)

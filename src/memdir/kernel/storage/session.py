@@ -58,6 +58,8 @@ LEDGER_KEYS = (
     "read_tokens",  # their estimated size
     "denied",  # full re-reads refused by the duplicate-read gate
     "denied_tokens",  # what those re-reads would have cost
+    "reread_tokens",  # reads of a refused file that followed the refusal (cancel its saving)
+    "withheld_tokens",  # what memdir left out because the context held it (preamble, records)
 )
 
 
@@ -86,11 +88,20 @@ def new_state(session_id: str) -> dict[str, Any]:
         "tool_calls": 0,
         "prompts": 0,
         "injected": [],
+        "preambled": False,
         "reminders": [],
         "reminded": False,
+        "failing": [],  # shell commands that failed and have not passed since
+        "error_prompt": False,  # a prompt carried an error message (a traceback, "FAILED")
+        "edited_since_error": False,
+        "fixed": [],  # what the session fixed: a command that failed, then passed after an edit
+        "bug_logged": False,
+        "bug_nudged": False,
         "compactions": [],
         "ends": [],
         "ledger": dict.fromkeys(LEDGER_KEYS, 0),
+        "model": "",  # the model the host last named (payload ``model``), "" when unknown
+        "by_model": {},  # model -> ledger amounts counted while it was the session's model
     }
 
 
@@ -325,6 +336,58 @@ def reminder_text(written: list[str]) -> str:
     )
 
 
+def model_of(payload: dict[str, Any] | None) -> str:
+    """Return the model a host payload names (Claude Code's SessionStart, Codex's every event).
+
+    ``""`` when the payload has no ``model`` string; cut to 80 characters.
+    """
+    value = (payload or {}).get("model")
+    return value.strip()[:80] if isinstance(value, str) else ""
+
+
+def _add(state: dict[str, Any], key: str, amount: int) -> None:
+    """Add ``amount`` to ledger ``key``, in total and under the session's current model."""
+    state["ledger"][key] = _count(state["ledger"].get(key)) + amount
+    per = state["by_model"].setdefault(state.get("model") or "unknown", {})
+    per[key] = _count(per.get(key)) + amount
+
+
+FAILING_KEPT = 20
+"""Failed commands a session remembers while waiting to see them pass."""
+
+
+def bug_text(fixed: list[str]) -> str:
+    """Return the reminder queued when a session fixed an error and logged no bug."""
+    what = fixed[0] if len(fixed) == 1 else f"{fixed[0]} (and {len(fixed) - 1} more)"
+    return (
+        f"This session fixed an error: {what}. If the cause is worth remembering, log it: "
+        '`memdir bug log --error "…" --fix "…" [--file PATH]` (the bug_log tool), so the next '
+        "session finds it with `memdir bug search`."
+    )
+
+
+def _apply_fixes(state: dict[str, Any], event: dict[str, Any]) -> None:
+    """Follow errors and their fixes (the bug nudge, issue 11 item 7)."""
+    command = event.get("cmd")
+    if event.get("bug") is True:
+        state["bug_logged"] = True
+    if event.get("wrote") and (state["failing"] or state["error_prompt"]):
+        state["edited_since_error"] = True
+        if state["error_prompt"] and not state["failing"]:
+            state["fixed"].append("an error from the prompt, then an edit")
+            state["error_prompt"] = False
+    if not isinstance(command, str) or not command:
+        return
+    if event.get("ok") is False:
+        if command not in state["failing"]:
+            state["failing"] = [*state["failing"], command][-FAILING_KEPT:]
+    elif event.get("ok") is True and command in state["failing"]:
+        state["failing"] = [c for c in state["failing"] if c != command]
+        if state["edited_since_error"]:
+            state["fixed"].append(f"`{command}` failed, then passed after an edit")
+        state["edited_since_error"] = bool(state["failing"])
+
+
 def _count(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
@@ -334,26 +397,33 @@ def apply(state: dict[str, Any], event: dict[str, Any]) -> None:
 
     Kinds (``event["e"]``) and their fields:
 
-    - ``tool``: a tool call: ``belief`` (a memory write succeeded), ``read`` (``rel``,
-      ``mtime_ns``, ``size``, ``ino``, ``sha``, ``full``, ``tokens``; or a list of them, for a
-      shell command reading several files), ``wrote`` (a path, or a list: an ``apply_patch``).
+    - ``tool``: a tool call: ``belief`` (a memory write succeeded), ``bug`` (a bug was logged),
+      ``cmd`` and ``ok`` (a shell command and whether it passed: a command that failed, then
+      passed after an edit, is a fix, and the next ``stop`` queues the bug nudge once),
+      ``read`` (``rel``, ``mtime_ns``, ``size``, ``ino``, ``sha``, ``full``, ``tokens``; or a
+      list of them, for a shell command reading several files), ``wrote`` (a path, or a list:
+      an ``apply_patch``).
     - ``deny``: the read gate refused ``rel`` (with the file as seen: see :func:`same_read`);
       ``count`` adds it to the ledger (``deny`` mode, not ``warn``).
     - ``start``: SessionStart with ``source``; ``compact``: PreCompact/PostCompact (``name``,
       ``trigger``); ``end``: SessionEnd with ``reason``.
-    - ``prompt``: a prompt, with ``beliefs`` stored from it and ``delivered`` reminders.
-    - ``inject``: ``ids`` shown and ``tokens`` spent; ``batch``: a tool batch; ``stop``: a turn
-      ended (``saved``: the MCP server marked a save, so no reminder); ``ledger``: ``add``
-      amounts to ledger keys. SessionStart(compact) and the compaction events join one
-      compaction (:func:`join_compaction`).
+    - ``prompt``: a prompt, with ``beliefs`` stored from it and ``delivered`` reminders;
+      ``error``: it carried an error message (an edit after it counts as a fix).
+    - ``inject``: ``ids`` shown and ``tokens`` spent (``preamble``: the fence's header was
+      in it, so later injections leave it out until a new context); ``batch``: a tool batch;
+      ``stop``: a turn ended (``saved``: the MCP server marked a save, so no reminder);
+      ``ledger``: ``add`` amounts to ledger keys. SessionStart(compact) and the compaction
+      events join one compaction (:func:`join_compaction`).
 
     An unknown kind, or a field of the wrong type, changes nothing.
     """
     kind = event.get("e")
     at = event.get("at")
+    model = event.get("model")
+    if isinstance(model, str) and model:
+        state["model"] = model[:80]
     if isinstance(at, str) and at > str(state.get("updated_at", "")):
         state["updated_at"] = at
-    ledger = state["ledger"]
     if kind == "tool":
         state["tool_calls"] += 1
         if event.get("belief") is True:
@@ -368,13 +438,14 @@ def apply(state: dict[str, Any], event: dict[str, Any]) -> None:
                 state["reads"].pop(path, None)  # the file changed: a new full read is legitimate
                 if path not in state["written"]:
                     state["written"].append(path)
+        _apply_fixes(state, event)
     elif kind == "deny":
         if deny_applies(state, event):
             earlier = state["reads"][event["rel"]]
             earlier["denied"] = 1
             if event.get("count") is True:
-                ledger["denied"] += 1
-                ledger["denied_tokens"] += _count(earlier.get("tokens"))
+                _add(state, "denied", 1)
+                _add(state, "denied_tokens", _count(earlier.get("tokens")))
     elif kind == "start":
         source = str(event.get("source") or "startup")
         state["starts"] += 1
@@ -385,8 +456,10 @@ def apply(state: dict[str, Any], event: dict[str, Any]) -> None:
             state["generation"] += 1  # a cleared context holds none of the earlier reads
         if source != "resume":
             state["injected"] = []
+            state["preambled"] = False
     elif kind == "compact":
         _apply_compact(state, event)
+        state["preambled"] = False  # the compacted context may have lost the preamble
     elif kind == "end":
         activity = [state["prompts"], state["tool_calls"], state["starts"]]
         ends = state["ends"]
@@ -395,12 +468,18 @@ def apply(state: dict[str, Any], event: dict[str, Any]) -> None:
     elif kind == "prompt":
         state["prompts"] += 1
         state["beliefs"] += _count(event.get("beliefs"))
+        if event.get("error") is True:
+            state["error_prompt"] = True
         state["reminders"] = state["reminders"][_count(event.get("delivered")) :]
     elif kind == "inject":
         ids = event.get("ids")
         if isinstance(ids, list):
             state["injected"] = list(dict.fromkeys([*state["injected"], *map(str, ids)]))
-        ledger["injected_tokens"] += _count(event.get("tokens"))
+        if event.get("preamble") is True:
+            state["preambled"] = True
+        _add(state, "injected_tokens", _count(event.get("tokens")))
+        if _count(event.get("withheld")):
+            _add(state, "withheld_tokens", _count(event.get("withheld")))
     elif kind == "batch":
         state["batches"] += 1
     elif kind == "stop":
@@ -409,11 +488,14 @@ def apply(state: dict[str, Any], event: dict[str, Any]) -> None:
         if written and not state["beliefs"] and not state["reminded"] and not saved:
             state["reminders"].append(reminder_text(written))
             state["reminded"] = True
+        if state["fixed"] and not state["bug_logged"] and not state["bug_nudged"]:
+            state["reminders"].append(bug_text(state["fixed"]))
+            state["bug_nudged"] = True
     elif kind == "ledger":
         added = event.get("add")
         for name, amount in added.items() if isinstance(added, dict) else ():
             if isinstance(name, str):
-                ledger[name] = _count(ledger.get(name)) + _count(amount)
+                _add(state, name, _count(amount))
 
 
 def _apply_read(state: dict[str, Any], read: dict[str, Any]) -> None:
@@ -421,6 +503,10 @@ def _apply_read(state: dict[str, Any], read: dict[str, Any]) -> None:
     previous = state["reads"].get(rel, {})
     same = previous.get("generation") == state["generation"] and same_read(previous, read)
     tokens = _count(read.get("tokens"))
+    if previous.get("denied") and previous.get("generation") == state["generation"]:
+        # The agent read the refused file anyway (a range, or after a change): the refusal
+        # saved at most the difference.
+        _add(state, "reread_tokens", min(tokens, _count(previous.get("tokens"))))
     state["reads"][rel] = {
         **{k: read.get(k) for k in ("mtime_ns", "size", "ino", "sha")},
         "generation": state["generation"],
@@ -428,8 +514,8 @@ def _apply_read(state: dict[str, Any], read: dict[str, Any]) -> None:
         "denied": previous.get("denied", 0) if same else 0,
         "tokens": tokens,
     }
-    state["ledger"]["reads"] += 1
-    state["ledger"]["read_tokens"] += tokens
+    _add(state, "reads", 1)
+    _add(state, "read_tokens", tokens)
 
 
 def _activity(state: dict[str, Any]) -> list[int]:

@@ -23,7 +23,7 @@ from memdir.kernel.base.explicit import find_requests
 from memdir.kernel.index import digest
 from memdir.kernel.lang.redact import redact
 from memdir.kernel.lang.text import estimate_tokens
-from memdir.kernel.storage import journal, session
+from memdir.kernel.storage import hits, journal, session
 
 
 def _store_requests(
@@ -104,6 +104,7 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         min_score=settings.prompt_min_score,
         exclude=seen,
         notes=[*notes, *reminders],
+        demoted=digest.demoted_ids(context.store),
     )
     if not injection.text:
         return None
@@ -113,4 +114,5 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         "tokens": estimate_tokens(injection.text),
     }
     session.record(context.store, event.session, shown)
+    hits.note(context.store, injection.ids, "inject")
     return HookResult(context=injection.text)

@@ -76,6 +76,7 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         compacted=fresh_context,
         exclude=already,
         mirrored=digest.mirrored_ids(context.store) if event.host == "claude-code" else frozenset(),
+        demoted=digest.demoted_ids(context.store),
     )
     if not injection.text:
         return None

@@ -113,6 +113,26 @@ def mirrored_ids(store: Path) -> frozenset[str]:
     return frozenset(i for i in ids if isinstance(i, str)) if isinstance(ids, list) else frozenset()
 
 
+MAX_SKIPPED = 200
+"""Most extra candidates per-prompt recall ranks to make up for records it must skip."""
+
+DEMOTED = "state/demoted.json"
+"""Ids ``[policy] max_active`` keeps out of injection (written by ``memdir.store.capacity``)."""
+
+
+def demoted_ids(store: Path) -> frozenset[str]:
+    """Return the ids demoted out of injection (empty when no cap is set). One small read."""
+    import json
+
+    try:
+        with open(store / DEMOTED, encoding="utf-8") as fh:
+            body = json.load(fh)
+    except (OSError, ValueError):
+        return frozenset()
+    ids = body.get("ids") if isinstance(body, dict) else None
+    return frozenset(i for i in ids if isinstance(i, str)) if isinstance(ids, list) else frozenset()
+
+
 def session_digest(
     index: IndexBackend,
     *,
@@ -123,6 +143,7 @@ def session_digest(
     compacted: bool = False,
     exclude: Iterable[str] = (),
     mirrored: frozenset[str] = frozenset(),
+    demoted: frozenset[str] = frozenset(),
 ) -> Injection:
     """Return the SessionStart digest for a session in ``project`` (see the module docstring).
 
@@ -130,7 +151,8 @@ def session_digest(
     injections): they are left out, and when nothing else is left the digest is empty, since
     its counts and hints are in that context too (DESIGN §10.10). ``mirrored`` ids (what the
     Claude Code auto-memory mirror already carries, see :func:`mirrored_ids`) are left out too;
-    a note says where they are.
+    a note says where they are. ``demoted`` ids (past a ``[policy] max_active`` cap, see
+    :func:`demoted_ids`) are never injected.
     """
     skip = set(exclude)
     counts = index.count_by("kind", status="active")
@@ -163,7 +185,7 @@ def session_digest(
         else "Rules and preferences first, then beliefs relevant to this session:"
     )
     text, kept = fence.render(
-        [_item(doc) for doc in [*rules, *others] if doc["id"] not in skip],
+        [_item(doc) for doc in [*rules, *others] if doc["id"] not in skip | demoted],
         title=title,
         notes=notes,
         budget_tokens=budget_tokens,
@@ -182,16 +204,20 @@ def prompt_recall(
     exclude: Iterable[str] = (),
     limit: int = 5,
     notes: Iterable[str] = (),
+    demoted: frozenset[str] = frozenset(),
 ) -> Injection:
     """Return the records relevant to a prompt that pass the threshold and were not yet shown.
 
     ``notes`` (what memdir just stored, queued reminders) go in the same fence, first.
+    ``demoted`` ids (past a ``[policy] max_active`` cap) are never injected.
     """
-    skip = set(exclude)
+    skip = set(exclude) | demoted
     notes = list(notes)
     hits = [
         h
-        for h in recall(index, prompt, limit=limit + len(skip), min_score=min_score).hits
+        for h in recall(
+            index, prompt, limit=limit + min(len(skip), MAX_SKIPPED), min_score=min_score
+        ).hits
         if h.doc["id"] not in skip
     ][:limit]
     if not hits and not notes:

@@ -14,6 +14,7 @@ anyone but the owner (:mod:`memdir.kernel.storage.authority`).
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -498,10 +499,18 @@ def check_record_id(record_id: str) -> str:
 
 
 def health(store: Path) -> Any:
-    """Examine the store, make the safe repairs, and return the report (``.ok``, findings)."""
+    """Examine the store, make the safe repairs, and return the report (``.ok``, findings).
+
+    The ``[policy] max_active`` demotions the hooks read are recomputed too, when a cap is set.
+    """
+    from memdir.store import capacity
     from memdir.store.health import check
 
-    return check(store)
+    report = check(store)
+    with contextlib.suppress(MemdirError, OSError), opened(store) as handle:
+        if handle.manifest.max_active:
+            capacity.refresh(handle)
+    return report
 
 
 def purge(store: Path, record_id: str, *, yes: bool, caller: Caller | None = None) -> Any:

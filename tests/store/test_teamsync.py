@@ -452,3 +452,29 @@ def test_a_remote_that_disappears_halfway_leaves_both_sides_usable(
     _sync(b)
     _sync(a)
     assert _tree(a) == _tree(b)
+
+
+@pytest.mark.slow
+def test_a_purge_is_never_undone_by_a_sync(tmp_path: Path) -> None:
+    remote, (a, b) = _team(tmp_path, 2)
+    secret = service.remember(a, "The staging password hint is larch").record
+    kept = service.remember(a, "Staging runs on the blue cluster").record
+    _sync(a)
+    _sync(b)
+    service.purge(a, secret.id, yes=True)
+    with pytest.raises(teamsync.SyncConflictError, match="remote's history still holds it"):
+        _sync(a)
+    assert not list(a.glob(f"records/*/{secret.id}.md"))  # still gone here
+    # as the message says: replace the remote branch, then purge on the other clone first
+    git(a, "push", "-q", "--force", str(remote), "HEAD:refs/heads/memdir")
+    with pytest.raises(teamsync.SyncConflictError, match=f"memdir purge {secret.id}"):
+        _sync(b)
+    assert list(b.glob(f"records/*/{secret.id}.md"))  # b unchanged until its owner acts
+    service.purge(b, secret.id, yes=True)
+    _sync(b)
+    _sync(a)
+    assert _tree(a) == _tree(b)
+    for store in (a, b):
+        assert {r.id for r in service.list_records(store)} == {kept.id}
+        assert "larch" not in git(store, "log", "-p", "--all")
+    assert "larch" not in git(remote, "log", "-p", "memdir")

@@ -322,6 +322,13 @@ def build_server(store: Path) -> MCPServer:
             int | None, Field(ge=1, le=10, description="1 (trivia) to 10 (vital); default 5.")
         ] = None,
         links: ListArg = None,
+        paths: Annotated[
+            list[str] | str | None,
+            Field(
+                description="Path globs it applies to (e.g. src/billing/**): then it is shown "
+                "when a matching file is read or edited, not in every session."
+            ),
+        ] = None,
         observed_at: Annotated[
             str | None,
             Field(description="When it was observed: an ISO date or time; default today."),
@@ -337,6 +344,10 @@ def build_server(store: Path) -> MCPServer:
         session. It is stored with origin "agent". A near-duplicate of an active belief updates
         it instead; a belief the person rejected is refused.
         """
+        try:
+            scoped = service.path_tags(_strings(paths, "paths"))
+        except MemdirError as err:
+            raise ToolError(f"{err.code}: {err}") from err
         done = _call(
             service.remember,
             store,
@@ -344,7 +355,7 @@ def build_server(store: Path) -> MCPServer:
             kind=_kind(kind),
             caller=caller,
             aliases=_strings(aliases, "aliases"),
-            tags=_strings(tags, "tags"),
+            tags=(*_strings(tags, "tags"), *scoped),
             importance=importance,
             links=_strings(links, "links"),
             observed_at=observed_at,

@@ -29,7 +29,7 @@ from typing import Any
 from memdir.kernel.base.clock import age_days
 from memdir.kernel.index.recall import half_life_days
 from memdir.kernel.lang.text import similarity, words
-from memdir.kernel.storage import hits
+from memdir.kernel.storage import hits, manifest
 from memdir.kernel.storage.lifecycle import Handle, find_similar
 
 NEAR_DUPLICATE = 0.5
@@ -310,6 +310,13 @@ def report(handle: Handle, project: Path) -> dict[str, Any]:
                 )
             )
     findings += _usage_findings(handle, active)
+    for found in manifest.budget_warnings(
+        handle.manifest,
+        handle.index.count_by("kind", status="active"),
+        handle.index.count_by("status").get("candidate", 0),
+        manifest.map_files(handle.store),
+    ):
+        findings.append(_finding(found["code"], found["message"], [], found["fix"]))
     counts: dict[str, int] = {}
     for finding in findings:
         counts[finding["code"]] = counts.get(finding["code"], 0) + 1

@@ -184,12 +184,19 @@ class _History:
 
     @classmethod
     def export(cls, store: Path, rel: str) -> _History:
-        refs = [
-            ref
-            for ref in gitio.run_git(store, "for-each-ref", "--format=%(refname)")
+        listed = (
+            gitio.run_git(store, "for-each-ref", "--format=%(refname)")
             .stdout.decode("utf-8", "replace")
             .split()
-            if ref != STASH_REF  # a person's stashes are theirs: never rewritten or expired
+        )
+        for name in listed:
+            if name.startswith(SYNC_REFS):  # `memdir sync`'s copy of the remote: fetched again
+                gitio.run_git(store, "update-ref", "-d", name)
+        refs = [
+            name
+            for name in listed
+            if name != STASH_REF  # a person's stashes are theirs: never rewritten or expired
+            and not name.startswith(SYNC_REFS)
         ]
         stream = gitio.run_git(
             store,
@@ -222,6 +229,9 @@ class _History:
 
 
 STASH_REF = "refs/stash"
+SYNC_REFS = "refs/memdir/"
+"""Where ``memdir sync`` keeps what it fetched (:mod:`memdir.store.teamsync`); a purge deletes
+these copies of the remote rather than rewriting them (the next sync fetches them again)."""
 
 
 def _reachable(store: Path, rel: str = "") -> tuple[set[str], set[str]]:
@@ -521,7 +531,24 @@ def purge(handle: Handle, record_id: str, *, yes: bool, caller: Caller | None = 
             erasure.add("index", "journal turns re-indexed from the rewritten files")
         handle.index.scrub()
         erasure.add("index", "deleted pages and search segments compacted (VACUUM)")
+        if handle.manifest.index_backend:  # a shared index: the hooks' local one is erased too
+            _scrub_local_index(store, rel)
+            erasure.add("index", "the local SQLite index the hooks read, compacted too")
     return erasure
+
+
+def _scrub_local_index(store: Path, rel: str) -> None:
+    """Drop ``rel`` and re-read the journal in the local SQLite index, then compact it."""
+    from memdir.store.scan import open_index
+
+    local = open_index(store)
+    try:
+        with local.write():
+            local.forget_path(rel)
+        journal.sync_journal(local, store)
+        local.scrub()
+    finally:
+        local.close()
 
 
 def purge_message(record_id: str) -> str:

@@ -829,12 +829,63 @@ def sync(
     return out
 
 
+def _purged(store: Path, rev: str) -> set[str]:
+    """The ids of the records ``memdir purge`` erased in ``rev``'s history."""
+    done = gitio.run_git(
+        store, "log", "-E", "--grep=^purge [a-z]+-[0-9a-z]+:", "--format=%s", rev, check=False
+    )
+    found = set()
+    for subject in done.stdout.decode("utf-8", "replace").splitlines():
+        head = subject.split(":", 1)[0].split(" ")
+        if len(head) == 2 and head[0] == "purge":
+            found.add(head[1])
+    return found
+
+
+def _holds(store: Path, rev: str, record_id: str) -> bool:
+    """Whether any commit of ``rev``'s history has a file of record ``record_id``."""
+    done = gitio.run_git(
+        store, "log", "-1", "--format=%H", rev, "--", f":(glob)records/**/{record_id}.md",
+        check=False,
+    )  # fmt: skip
+    return bool(done.stdout.strip())
+
+
+def _check_purges(store: Path, ours: str, theirs: str, url: str, branch: str) -> None:
+    """Stop a sync that would bring back the text of a purged record (either way).
+
+    ``memdir purge`` rewrites one machine's history; merging a history that still holds the
+    record would bring its text back here, or carry it back to the remote.
+
+    Raises:
+        SyncConflictError: a record purged on one side is still in the other's history.
+    """
+    mine, other = _purged(store, ours), _purged(store, theirs)
+    for record_id in sorted(mine):
+        if _holds(store, theirs, record_id):
+            raise SyncConflictError(
+                f"sync stopped, nothing changed here: {record_id} was purged on this machine "
+                f"but the remote's history still holds it, and a merge would bring its text "
+                f"back. To erase it everywhere, replace the remote branch with this machine's "
+                f"(`git -C {store} push --force {url} HEAD:refs/heads/{branch}`), then run "
+                f"`memdir purge {record_id}` on every other clone before its next sync"
+            )
+    for record_id in sorted(other - mine):
+        if _holds(store, ours, record_id):
+            raise SyncConflictError(
+                f"sync stopped, nothing changed here: {record_id} was purged on another "
+                f"machine and this store's history still holds it; run `memdir purge "
+                f"{record_id} --yes` here, then sync again"
+            )
+
+
 def _pull(store: Path, url: str, branch: str, label: str, out: Synced) -> None:
     theirs = fetch(store, url, branch)
     ours = _head(store)
     if theirs is None or theirs == ours or _is_ancestor(store, theirs, ours):
         out.pulled = "up-to-date" if out.pulled == "none" else out.pulled
         return
+    _check_purges(store, ours, theirs, url, branch)
     if _is_ancestor(store, ours, theirs):
         out.received += _apply(store, ours, theirs)
         out.pulled = "fast-forward" if out.pulled != "merged" else "merged"

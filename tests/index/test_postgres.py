@@ -175,7 +175,14 @@ def test_an_unreachable_server_is_a_clear_error(filled: Path) -> None:
     assert result.exit_code == 1
     assert "cannot connect to the PostgreSQL index" in result.output
     assert "Traceback" not in result.output
-    assert Index(filled).record_totals()[0] > 0  # the local index is untouched
+    with Index(filled) as local:
+        assert local.record_totals()[0] > 0  # the local index is untouched
+    before = sorted((filled / "records").rglob("*.md"))
+    with (filled / "memdir.toml").open("a", encoding="utf-8") as fh:
+        fh.write(f'\n[index]\nbackend = "{uri}"\n')
+    result = cli("remember", "a belief while the server is away", "--store", str(filled))
+    assert result.exit_code == 1 and "cannot connect" in result.output
+    assert sorted((filled / "records").rglob("*.md")) == before  # nothing was written
 
 
 def test_upsert_keeps_first_holder_of_an_id(filled: Path, pg_uri: str) -> None:

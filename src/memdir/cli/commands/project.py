@@ -316,15 +316,36 @@ def map_(budget: int, session_id: str | None, store: Path | None, as_json: bool)
 
 @click.command()
 @click.option("--session", "session_id", default=None, help="Only this session.")
+@click.option("--waste", is_flag=True, help="Where tokens went without need, and the fixes.")
+@click.option(
+    "--days",
+    type=click.IntRange(1),
+    default=30,
+    show_default=True,
+    help="With --waste: how many days of the action log to read.",
+)
 @store_option
 @json_option
-def stats(session_id: str | None, store: Path | None, as_json: bool) -> None:
+def stats(
+    session_id: str | None, waste: bool, days: int, store: Path | None, as_json: bool
+) -> None:
     """Show the token ledger (injected, read, refused re-reads) and record counts.
+
+    With --waste: repeated reads, large reads of files never edited, refused
+    re-reads retried, noisy commands, injected beliefs never used and a store no
+    one updates, each with its evidence and the setting or habit that fixes it.
 
     \b
     Example:
         memdir stats
+        memdir stats --waste --days 7
     """
+    if waste:
+        from memdir.cli.commands.agent import render_waste
+        from memdir.service import memory
+
+        emit(memory.waste(resolve(store), days), as_json=as_json, render=render_waste)
+        return
     found = project.stats(resolve(store), session_id)
 
     def render(v: dict[str, Any]) -> str:

@@ -136,3 +136,18 @@ def test_observed_at_ages_a_belief_for_recency(store: Path) -> None:
     assert hits[then]["age_days"] > 2000
     assert hits[then]["recency"] < 0.86
     assert hits[now]["age_days"] < 1 and hits[now]["recency"] > 0.99
+
+
+def test_a_store_past_its_write_budget_is_warned_but_healthy(store: Path) -> None:
+    manifest = store / "memdir.toml"
+    text = manifest.read_text(encoding="utf-8")
+    manifest.write_text(re.sub(r"(?m)^active_per_kind = \d+", "active_per_kind = 2", text))
+    for text in FILLER[:3]:
+        _json("remember", text)
+    result = run_cli("health", "--json")
+    assert result.exit_code == 0, result.output  # healthy: a budget asks for consolidation
+    report = json.loads(result.stdout)
+    assert report["ok"] is True
+    assert [f["code"] for f in report["findings"] if f["code"].startswith("over_budget")] == [
+        "over_budget_active"
+    ]

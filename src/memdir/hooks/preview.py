@@ -57,6 +57,7 @@ def _prompt(event: HookEvent, context: Context) -> HookResult | None:
         exclude=state["injected"],
         notes=[*notes, *state["reminders"]],
         demoted=digest.demoted_ids(context.store),
+        preamble=not state.get("preambled"),
     )
     return HookResult(context=injection.text) if injection.text else None
 

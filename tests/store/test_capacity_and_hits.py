@@ -76,18 +76,26 @@ def test_recall_and_per_prompt_injection_count_as_hits(store: Path) -> None:
     assert "recalled: 3 times (1 injected per prompt)" in shown
 
 
+ASK_VAT = "Which EU VAT rules apply to billing invoices?"
+ASK_LOGO = "What does the blue logo on invoices mean?"
+
+
+def _billing() -> tuple[str, str, str]:
+    _filler()
+    vital = _json("remember", "Billing invoices follow the EU VAT rules", "--importance", "9")
+    normal = _json("remember", "Billing invoices are numbered per calendar year")
+    minor = _json("remember", "The blue logo on invoices marks a reissued one", "--importance", "2")
+    return vital["id"], normal["id"], minor["id"]
+
+
 def test_max_active_demotes_out_of_injection_but_never_out_of_recall(store: Path) -> None:
     _cap(store, "max_active = { fact = 10 }")
-    _filler()
-    vital = _json("remember", "Billing invoices use the EU VAT rules", "--importance", "9")["id"]
-    normal = _json("remember", "Billing invoices are numbered per year")["id"]
-    minor = _json("remember", "Billing invoices once used a blue logo", "--importance", "2")["id"]
+    vital, normal, minor = _billing()
     demoted = json.loads((store / "state" / "demoted.json").read_text(encoding="utf-8"))
     assert demoted["ids"] == [minor]  # 11 facts, cap 10: the least important one
 
-    injected = _prompt(store, "how are billing invoices handled?")
-    assert "EU VAT" in injected and "numbered per year" in injected
-    assert "blue logo" not in injected
+    assert "EU VAT" in _prompt(store, ASK_VAT)
+    assert "blue logo" not in _prompt(store, ASK_LOGO)  # asked for by name, still demoted
     recalled = {r["id"] for r in _json("recall", "billing invoices")["results"]}
     assert recalled == {vital, normal, minor}  # demoted, not deleted, still active
     assert _json("get", minor)["status"] == "active"
@@ -99,11 +107,10 @@ def test_max_active_demotes_out_of_injection_but_never_out_of_recall(store: Path
 
 
 def test_without_a_cap_nothing_is_demoted(store: Path) -> None:
-    _filler()
-    for n in range(3):
-        _json("remember", f"Billing rule number {n} applies to invoices")
+    _billing()
     assert not (store / "state" / "demoted.json").exists()
-    assert len(re.findall(r"Billing rule number", _prompt(store, "billing invoices rule"))) >= 2
+    assert "EU VAT" in _prompt(store, ASK_VAT)
+    assert "blue logo" in _prompt(store, ASK_LOGO)  # the same prompt, no cap: injected
     assert not [f for f in _json("dream")["findings"] if f["code"] == "demoted"]
 
 

@@ -42,18 +42,21 @@ from memdir.store.setup import Initialised
 
 @contextmanager
 def opened(
-    store: Path, *, scan_records: bool = True, backend: str | None = None
+    store: Path, *, scan_records: bool = True, backend: str | None = None, quick: bool = False
 ) -> Iterator[Handle]:
     """Open ``store`` with its index brought up to date; close it afterwards.
 
     ``backend`` overrides the manifest's ``[index] backend`` (see :func:`scan.open_handle`).
+    ``quick``: trust the record folders' times (see :func:`scan.scan_records`); the hot paths
+    (recall, remember) open stores so, and check the files an answer uses.
 
     A record that is not found because it was purged is reported as purged (still
     :class:`NotFoundError`, exit 4), so the user learns it was erased on purpose.
     """
-    handle = scan.open_handle(store, scan=scan_records, backend=backend)
+    handle = scan.open_handle(store, scan=scan_records, backend=backend, quick=quick)
     try:
         yield handle
+        scan.restamp(store)  # this command's own writes are no hand edit
         # Corrections, rejections and forgets reach Claude Code's auto-memory at once: when
         # the mirror is on and the store's head moved, its files are rewritten (cheap if not).
         mirror.refresh_if_changed(handle.index, store)
@@ -109,7 +112,7 @@ def init(
 
 def remember(store: Path, text: str, **options: Any) -> Written:
     """Remember one belief; see :func:`memdir.kernel.storage.lifecycle.remember` for the options."""
-    with opened(store) as handle:
+    with opened(store, quick=True) as handle:
         done = lifecycle.remember(handle, text, **options)
         if handle.manifest.max_active:
             from memdir.store import capacity
@@ -377,18 +380,21 @@ def recall(
     wanted_types = {t.strip().lower() for t in entity_types}
     came_from: dict[int, Path] = {}
     for each in stores:
-        with opened(each) as handle:
+        with opened(each, quick=True) as handle:
             wanted = limit or handle.manifest.recall_limit
-            result = recall_records(
-                handle.index,
-                query,
-                limit=max(wanted, FILTER_POOL) if wanted_tags or wanted_types else wanted,
-                kinds=("entity",) if wanted_types and not kinds else kinds,
-                statuses=statuses,
-                decay=handle.manifest.decay,
-                min_score=handle.manifest.min_score,
-                explain=explain,
-            )
+            for _ in range(2):  # once more when a file the answer used was edited in place
+                result = recall_records(
+                    handle.index,
+                    query,
+                    limit=max(wanted, FILTER_POOL) if wanted_tags or wanted_types else wanted,
+                    kinds=("entity",) if wanted_types and not kinds else kinds,
+                    statuses=statuses,
+                    decay=handle.manifest.decay,
+                    min_score=handle.manifest.min_score,
+                    explain=explain,
+                )
+                if not scan.verify_files(handle, [h.doc["id"] for h in result.hits]):
+                    break
             terms = result.terms
             for h in result.hits:
                 if (

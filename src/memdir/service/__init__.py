@@ -14,6 +14,7 @@ anyone but the owner (:mod:`memdir.kernel.storage.authority`).
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -30,6 +31,7 @@ from memdir.kernel.index.recall import Hit, TurnHit, search_turns
 from memdir.kernel.index.recall import recall as recall_records
 from memdir.kernel.lang.text import truncate
 from memdir.kernel.storage import authority, gitio, lifecycle, paths
+from memdir.kernel.storage import hits as hit_stats
 from memdir.kernel.storage import journal as journal_mod
 from memdir.kernel.storage.lifecycle import Handle, Written
 from memdir.service.channel import cli_caller
@@ -111,7 +113,12 @@ def init(
 def remember(store: Path, text: str, **options: Any) -> Written:
     """Remember one belief; see :func:`memdir.kernel.storage.lifecycle.remember` for the options."""
     with opened(store, quick=True) as handle:
-        return lifecycle.remember(handle, text, **options)
+        done = lifecycle.remember(handle, text, **options)
+        if handle.manifest.max_active:
+            from memdir.store import capacity
+
+            capacity.refresh(handle)  # a new belief may push an older one past its cap
+        return done
 
 
 def path_tags(paths: Iterable[str]) -> tuple[str, ...]:
@@ -227,6 +234,23 @@ def forget(store: Path, record_id: str, reason: str | None = None, **options: An
         )
 
 
+def recall_stats(store: Path, record_id: str) -> dict[str, Any]:
+    """Return how often recall returned ``record_id`` and when last.
+
+    Returns:
+        ``{"hits": int, "last_hit": ISO str or None, "recalled": int, "injected": int}``:
+        ``recalled`` by ``memdir recall`` and MCP, ``injected`` per prompt by the hooks
+        (:mod:`memdir.kernel.storage.hits`); zeros for a record never recalled.
+    """
+    seen = hit_stats.fold(store).get(record_id, {})
+    return {
+        "hits": int(str(seen.get("hits", 0))),
+        "last_hit": seen.get("last_hit") or None,
+        "recalled": int(str(seen.get("recalled", 0))),
+        "injected": int(str(seen.get("injected", 0))),
+    }
+
+
 def get(store: Path, record_id: str) -> Record:
     """Return one record, read fresh from its file.
 
@@ -332,6 +356,7 @@ def recall(
     include_user: bool = True,
     tags: Sequence[str] = (),
     entity_types: Sequence[str] = (),
+    count_hits: bool = True,
 ) -> RecallResult:
     """Recall from the project store, then the user store; merge by score.
 
@@ -339,6 +364,8 @@ def recall(
     of those tags (see :func:`tag_key`), ``entity_types`` only entities of those types; both
     filter the best :data:`FILTER_POOL` candidates of the same ranking, so a filtered recall
     returns the same records in the same order as an unfiltered one, minus the others.
+    Each record returned counts as a hit (:mod:`memdir.kernel.storage.hits`) unless
+    ``count_hits`` is False (a bulk forget's selection, say).
     """
     started = time.perf_counter()
     statuses = ("active", "candidate") if include_candidates else ("active",)
@@ -351,6 +378,7 @@ def recall(
     wanted = limit
     wanted_tags = {tag_key(t) for t in tags}
     wanted_types = {t.strip().lower() for t in entity_types}
+    came_from: dict[int, Path] = {}
     for each in stores:
         with opened(each, quick=True) as handle:
             wanted = limit or handle.manifest.recall_limit
@@ -368,16 +396,17 @@ def recall(
                 if not scan.verify_files(handle, [h.doc["id"] for h in result.hits]):
                     break
             terms = result.terms
-            hits.extend(
-                h
-                for h in result.hits
-                if (not wanted_tags or wanted_tags & {tag_key(t) for t in h.doc.get("tags") or ()})
-                and (not wanted_types or entity_type_of(h.doc) in wanted_types)
-            )
+            for h in result.hits:
+                if (
+                    not wanted_tags or wanted_tags & {tag_key(t) for t in h.doc.get("tags") or ()}
+                ) and (not wanted_types or entity_type_of(h.doc) in wanted_types):
+                    hits.append(h)
+                    came_from[id(h)] = each
     hits.sort(key=lambda h: -h.score)
-    return RecallResult(
-        query, terms, hits[: wanted or 10], (time.perf_counter() - started) * 1000, explain
-    )
+    shown = hits[: wanted or 10]
+    for each in stores if count_hits else ():  # statistics for get, dream and max_active
+        hit_stats.note(each, [h.doc["id"] for h in shown if came_from[id(h)] == each], "recall")
+    return RecallResult(query, terms, shown, (time.perf_counter() - started) * 1000, explain)
 
 
 # --- journal ---------------------------------------------------------------------------------
@@ -523,10 +552,11 @@ def reindex(store: Path) -> scan.ScanReport:
 
     The local SQLite index always (the hooks read it); the PostgreSQL index too when
     ``[index] backend`` names one (its report is the one returned then). The catalogue
-    (:mod:`memdir.store.catalogue`) is written for tools that read files.
+    (:mod:`memdir.store.catalogue`) is written for tools that read files, and the
+    ``[policy] max_active`` demotions (:mod:`memdir.store.capacity`) for the hooks.
     """
     from memdir.kernel.storage import manifest
-    from memdir.store import catalogue
+    from memdir.store import capacity, catalogue
 
     report = scan.reindex(store)
     backend = manifest.load(store).index_backend
@@ -538,6 +568,7 @@ def reindex(store: Path) -> scan.ScanReport:
             index.close()
     with opened(store, scan_records=False) as handle:
         catalogue.write(handle)
+        capacity.refresh(handle)  # [policy] max_active demotions, for the hooks
     return report
 
 
@@ -547,10 +578,18 @@ def check_record_id(record_id: str) -> str:
 
 
 def health(store: Path) -> Any:
-    """Examine the store, make the safe repairs, and return the report (``.ok``, findings)."""
+    """Examine the store, make the safe repairs, and return the report (``.ok``, findings).
+
+    The ``[policy] max_active`` demotions the hooks read are recomputed too, when a cap is set.
+    """
+    from memdir.store import capacity
     from memdir.store.health import check
 
-    return check(store)
+    report = check(store)
+    with contextlib.suppress(MemdirError, OSError), opened(store) as handle:
+        if handle.manifest.max_active:
+            capacity.refresh(handle)
+    return report
 
 
 def purge(store: Path, record_id: str, *, yes: bool, caller: Caller | None = None) -> Any:

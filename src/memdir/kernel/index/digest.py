@@ -181,6 +181,26 @@ def mirrored_ids(store: Path) -> frozenset[str]:
     return frozenset(i for i in ids if isinstance(i, str)) if isinstance(ids, list) else frozenset()
 
 
+MAX_SKIPPED = 200
+"""Most extra candidates per-prompt recall ranks to make up for records it must skip."""
+
+DEMOTED = "state/demoted.json"
+"""Ids ``[policy] max_active`` keeps out of injection (written by ``memdir.store.capacity``)."""
+
+
+def demoted_ids(store: Path) -> frozenset[str]:
+    """Return the ids demoted out of injection (empty when no cap is set). One small read."""
+    import json
+
+    try:
+        with open(store / DEMOTED, encoding="utf-8") as fh:
+            body = json.load(fh)
+    except (OSError, ValueError):
+        return frozenset()
+    ids = body.get("ids") if isinstance(body, dict) else None
+    return frozenset(i for i in ids if isinstance(i, str)) if isinstance(ids, list) else frozenset()
+
+
 def session_digest(
     index: IndexBackend,
     *,
@@ -191,6 +211,7 @@ def session_digest(
     compacted: bool = False,
     exclude: Iterable[str] = (),
     mirrored: frozenset[str] = frozenset(),
+    demoted: frozenset[str] = frozenset(),
     pinned_tokens: int = 150,
     touched: Iterable[str] | None = None,
     extra_notes: Iterable[str] = (),
@@ -206,7 +227,8 @@ def session_digest(
     injections): they are left out, and when nothing else is left the digest is empty, since
     its counts and hints are in that context too (DESIGN §10.10). ``mirrored`` ids (what the
     Claude Code auto-memory mirror already carries, see :func:`mirrored_ids`) are left out too;
-    a note says where they are.
+    a note says where they are. ``demoted`` ids (past a ``[policy] max_active`` cap, see
+    :func:`demoted_ids`) are never injected.
     """
     skip = set(exclude)
     counts = index.count_by("kind", status="active")
@@ -265,7 +287,10 @@ def session_digest(
         frame, _ = fence.render([], title=title, notes=notes)
         budget = max(budget_tokens, estimate_tokens(frame) + 1) + pinned_cost
     text, kept = fence.render(
-        [*pinned_items, *(_item(doc) for doc in [*rules, *others] if doc["id"] not in skip)],
+        [
+            *pinned_items,
+            *(_item(doc) for doc in [*rules, *others] if doc["id"] not in skip | demoted),
+        ],
         title=title,
         notes=notes,
         budget_tokens=budget,
@@ -423,6 +448,7 @@ def prompt_recall(
     limit: int = 5,
     notes: Iterable[str] = (),
     preamble: bool = True,
+    demoted: frozenset[str] = frozenset(),
 ) -> Injection:
     """Return what a prompt earns: the records that pass :func:`injectable` and are new here.
 
@@ -439,6 +465,7 @@ def prompt_recall(
         notes: Lines that go in the same fence first (what memdir just stored, reminders).
         preamble: Whether the fence opens with :data:`fence.HEADER`; a session is told it
             once (and again after a compaction), not on every prompt.
+        demoted: Ids past a ``[policy] max_active`` cap (:func:`demoted_ids`): never injected.
 
     Returns:
         The fenced text ("" when nothing earns a place) and the ids it carries.
@@ -446,7 +473,12 @@ def prompt_recall(
     skip = list(dict.fromkeys(exclude))
     held_ids = set(skip)
     notes = list(notes)
-    pool = recall(index, prompt, limit=PROMPT_POOL + len(skip), min_score=0.0).hits
+    extra = len(skip) + min(len(demoted), MAX_SKIPPED)
+    pool = [
+        h
+        for h in recall(index, prompt, limit=PROMPT_POOL + extra, min_score=0.0).hits
+        if h.doc["id"] not in demoted
+    ]
     earned = injectable(
         pool,
         limit=len(pool),

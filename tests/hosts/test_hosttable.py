@@ -23,8 +23,9 @@ def test_every_host_maps_only_known_events_and_installable_hosts_say_where_to_wr
                     name,
                     scope,
                 )
-                # only Cline keeps its MCP settings where memdir does not write (the editor's)
-                assert files.get("mcp") or name == "cline", (name, scope)
+                # only Cline and OpenClaw keep their MCP settings where memdir does not write
+                # (the editor's; OpenClaw's ~/.openclaw/openclaw.json, set by `openclaw mcp set`)
+                assert files.get("mcp") or name in ("cline", "openclaw"), (name, scope)
                 assert files["command"] in ("absolute", "path")
             # a team file never carries one machine's interpreter
             assert entry["shared"]["command"] == "path"

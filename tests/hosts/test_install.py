@@ -509,6 +509,13 @@ def test_hosts_names_each_file_once_and_labels_project_files(
 
 
 def test_a_refused_install_creates_nothing(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # every host in the table is installable now: a listed-only host is made for this test
+    from dataclasses import replace
+
+    from memdir.hosts import registry
+
+    listed = replace(registry.HOSTS["openclaw"], installable=False, notes="listed only")
+    monkeypatch.setitem(registry.HOSTS, "openclaw", listed)
     monkeypatch.chdir(project)
     exclude = (project / ".git" / "info" / "exclude").read_bytes()
     before = sorted(p.name for p in project.iterdir())

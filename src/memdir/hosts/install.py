@@ -548,7 +548,13 @@ PLUGIN_ASSETS = Path(__file__).resolve().parent / "assets"
 """The plugins memdir ships as package data (``opencode-plugin.js``)."""
 PLUGIN_MARK = "// memdir plugin for"
 """The first words of every plugin file memdir writes: how install knows the file is its own."""
-_PLUGIN_TEMPLATES = {"opencode": "opencode-plugin.js", "kilo": "opencode-plugin.js"}
+_PLUGIN_TEMPLATES = {
+    "opencode": "opencode-plugin.js",
+    "kilo": "opencode-plugin.js",
+    "openclaw": "openclaw-plugin.js",
+}
+MANIFEST_DESCRIPTION = "memdir plugin for OpenClaw: persistent, correctable memory (memdir install)"
+"""The ``openclaw.plugin.json`` description memdir writes: how install knows the file is its own."""
 
 
 def plugin_text(host: str, style: str) -> str:
@@ -574,6 +580,36 @@ def plugin_text(host: str, style: str) -> str:
     return text.replace(
         'const HOST = "opencode"; // memdir:host', f'const HOST = "{host}"; // memdir:host'
     )
+
+
+def plugin_manifest(path: Path, raw: Any, remove: bool) -> bytes | None:
+    """Return OpenClaw's ``openclaw.plugin.json`` for memdir's plugin (``None``: delete it).
+
+    Raises:
+        ConfigError: ``path`` exists and is not the manifest memdir wrote; it is left unchanged.
+    """
+    before = raw.encode("utf-8") if isinstance(raw, str) else raw
+    if before is not None:
+        try:
+            ours = json.loads(before).get("description") == MANIFEST_DESCRIPTION
+        except (ValueError, AttributeError):
+            ours = False
+        if not ours:
+            if remove:
+                return before
+            raise ConfigError(
+                f"{path} exists and is not memdir's plugin manifest; it was left unchanged. "
+                "Move it away, then install again"
+            )
+    if remove:
+        return None
+    manifest = {
+        "id": "memdir",
+        "name": "memdir",
+        "description": MANIFEST_DESCRIPTION,
+        "configSchema": {"type": "object", "additionalProperties": False, "properties": {}},
+    }
+    return (json.dumps(manifest, indent=2) + "\n").encode("utf-8")
 
 
 def plugin_file(path: Path, raw: Any, host: str, style: str, remove: bool) -> bytes | None:
@@ -737,7 +773,7 @@ def read_record(store: Path, spec: HostSpec, project: Path) -> dict[str, Any]:
 
 def _files(spec: HostSpec, project: Path, scope: dict[str, object]) -> dict[str, Path]:
     out: dict[str, Path] = {}
-    for kind in ("hooks", "plugin", "mcp", "instructions"):
+    for kind in ("hooks", "plugin", "plugin_manifest", "mcp", "instructions"):
         rel = str(scope.get(kind, ""))
         if not rel:
             continue
@@ -878,6 +914,11 @@ def plan(spec: HostSpec, project: Path, store: Path, *, remove: bool, shared: bo
                 new_plugin = plugin_file(path, raw, spec.name, style, removing)
                 if new_plugin != raw:
                     store_(path, new_plugin, "plugin" + verb)
+            elif kind == "plugin_manifest":
+                raw = load(path)
+                new_manifest = plugin_manifest(path, raw, removing)
+                if new_manifest != raw:
+                    store_(path, new_manifest, "plugin manifest" + verb)
             elif kind == "mcp":
                 fmt = str(scope.get("mcp_format", "mcpServers"))
                 entry = None if removing else server_entry(spec, style, fmt)

@@ -59,8 +59,9 @@ Each entry of :data:`HOSTS` is a dict with these keys (absent optional keys read
 ``loses``
     what memdir cannot do in this host, in words (``memdir hosts`` prints it).
 ``plugin`` (in ``personal``/``shared``)
-    plugin hosts (OpenCode, Kilo Code): the plugin file install writes instead of a hooks file;
-    its ``mcp_format`` is ``"opencode"`` (``mcp.memdir = {type: local, command: [...]}``).
+    plugin hosts (OpenCode, Kilo Code, OpenClaw): the plugin file install writes instead of a
+    hooks file; its ``mcp_format`` is ``"opencode"`` (``mcp.memdir = {type: local, command:
+    [...]}``). ``plugin_manifest`` (OpenClaw): the ``openclaw.plugin.json`` beside it.
 
 Imports: standard library only (none at all).
 """
@@ -664,16 +665,54 @@ _PLUGIN_HOSTS: dict[str, dict[str, Any]] = {
     },
     "openclaw": {
         "title": "OpenClaw",
-        "installable": False,
+        "installable": True,
         "binary": "openclaw",
-        "events": {"UserPromptSubmit": "conversation hook (before every turn)"},
-        "mcp_tool": "{server}_{tool}",
-        "shared": {"instructions": "AGENTS.md"},
-        "loses": "everything until memdir ships an OpenClaw plugin (memdir's MCP server can be "
-        "added by hand); the hooks such a plugin would use are in docs/hosts.md",
-        "notes": "Talewell's host: its plugin injects an index before every turn "
-        "(before_prompt_build); not installable yet, and not run here (openclaw 2026.9.6 "
-        "needs Node >= 24.16; this machine has Node 20)",
+        "events": {
+            "SessionStart": "before_prompt_build (first turn of a session)",
+            "UserPromptSubmit": "before_prompt_build",
+            "PostToolUse": "after_tool_call",
+            "PostToolUseFailure": "after_tool_call (error)",
+            "Stop": "agent_end",
+            "SessionEnd": "session_end",
+        },
+        "mcp_tool": "{server}__{tool}",
+        "payload": dict(_COMMON_PAYLOAD),
+        "output": "claude",
+        "timeout_unit": "s",
+        "project_dir_env": "",
+        "personal": {
+            "plugin": ".openclaw/extensions/memdir/index.js",
+            "plugin_manifest": ".openclaw/extensions/memdir/openclaw.plugin.json",
+            "instructions": "AGENTS.md",
+            "command": "path",
+        },
+        "shared": {
+            "plugin": ".openclaw/extensions/memdir/index.js",
+            "plugin_manifest": ".openclaw/extensions/memdir/openclaw.plugin.json",
+            "instructions": "AGENTS.md",
+            "command": "path",
+        },
+        "gates": {
+            "any": (
+                "OpenClaw loads a project's .openclaw/extensions/ only when the project is the "
+                "agent's workspace: set agents.defaults.workspace (or the agent's workspace) to "
+                "the project in ~/.openclaw/openclaw.json.",
+                "OpenClaw runs memdir's before_prompt_build hook only with the operator's "
+                "consent: set plugins.entries.memdir.enabled: true and "
+                "plugins.entries.memdir.hooks.allowConversationAccess: true in "
+                "~/.openclaw/openclaw.json (memdir never writes it).",
+                "memdir's MCP server lives in OpenClaw's own config: `openclaw mcp set memdir "
+                '\'{"command":"memdir","args":["serve"]}\'` (optional).',
+            ),
+        },
+        "loses": "the read gate and shell governor (no PreToolUse wired), batch reminders "
+        "(no PostToolBatch) and compaction checkpoints (PreCompact/PostCompact not wired); "
+        "the digest and recall arrive every turn as prependContext; the MCP server is added "
+        "by hand (`openclaw mcp set`)",
+        "notes": "Talewell's host: a plugin in .openclaw/extensions/memdir/ (before_prompt_build "
+        "→ the digest and recall before every turn); needs the workspace and "
+        "allowConversationAccess set in ~/.openclaw/openclaw.json; openclaw 2026.9.6 runs on "
+        "Node >= 24.16",
     },
 }
 HOSTS.update(_PLUGIN_HOSTS)

@@ -95,6 +95,10 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         # the host has dropped them with the reads they came with)
         touched=list(dict.fromkeys([*state["written"], *state["reads"]])),
     )
+    if source == "startup" and not context.read_only:
+        from memdir.kernel.storage import upkeep
+
+        upkeep.spawn_if_due(context.store, settings)  # the map's stale-gated rescan, when due
     if not injection.text:
         return None
     shown = {"e": "inject", "ids": injection.ids, "tokens": estimate_tokens(injection.text)}

@@ -90,8 +90,9 @@ def test_one_owner_at_a_time_and_only_a_proven_pid_is_named(store: Path) -> None
                 assert busy["busy"] is True and busy["ran"] == {}
                 assert busy["owner"] == named
     finally:
-        ours.kill()
-        other.kill()
+        for proc in (ours, other):
+            proc.kill()
+            proc.wait()
     assert json.loads(run_cli("maintain", "--json").stdout)["busy"] is False
 
 

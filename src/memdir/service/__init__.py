@@ -108,7 +108,12 @@ def init(
 def remember(store: Path, text: str, **options: Any) -> Written:
     """Remember one belief; see :func:`memdir.kernel.storage.lifecycle.remember` for the options."""
     with opened(store) as handle:
-        return lifecycle.remember(handle, text, **options)
+        done = lifecycle.remember(handle, text, **options)
+        if any(t.startswith("path:") for t in done.record.tags):
+            from memdir.kernel.index.digest import scoped_docs
+
+            scoped_docs(handle.index, store)  # the hooks see a new path scope at once
+        return done
 
 
 def path_tags(paths: Iterable[str]) -> tuple[str, ...]:

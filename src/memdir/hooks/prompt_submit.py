@@ -7,8 +7,9 @@
    requests are spooled first (:mod:`memdir.kernel.storage.spool`): when this hook runs out of time
    or the store is busy, the next hook run, the observer or ``memdir health`` stores them.
 3. Reminders queued by Stop are delivered once.
-4. Records relevant to the prompt are injected, only above ``[recall] prompt_min_score`` and
-   leaving out what this session was already shown.
+4. Records the prompt earns are injected (:func:`memdir.kernel.digest.prompt_recall`: never
+   on weak words alone, never a near-duplicate, never what the session already holds), the
+   fence's preamble only once per context (again after a compaction or ``/clear``).
 
 Imports: standard library and the kernel only.
 """
@@ -24,7 +25,7 @@ from memdir.kernel.base.explicit import find_requests
 from memdir.kernel.index import digest
 from memdir.kernel.lang.redact import redact
 from memdir.kernel.lang.text import estimate_tokens
-from memdir.kernel.storage import journal, session
+from memdir.kernel.storage import hits, journal, saves, session
 
 
 def _store_requests(
@@ -94,8 +95,13 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
     notes, stored = _store_requests(event, context, citation)
     state = session.load(context.store, event.session)
     reminders = list(state["reminders"])
-    seen = [*state["injected"], *stored]
+    # The context already holds what was injected, stored from its prompts, or saved by the
+    # agent itself through MCP (kernel.storage.saves): none of it is injected again.
+    saved = saves.ids_for(context.store, event.session, str(state["started_at"]))
+    seen = [*state["injected"], *stored, *(i for i in saved if i)]
     change = {"e": "prompt", "beliefs": len(stored), "delivered": len(reminders)}
+    if session.model_of(event.raw):
+        change["model"] = session.model_of(event.raw)  # the ledger is priced per model
     if has_error_text(event.prompt):
         change["error"] = True  # an edit after it is a fix (the bug nudge)
     session.record(context.store, event.session, change)
@@ -107,6 +113,8 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         min_score=settings.prompt_min_score,
         exclude=seen,
         notes=[*notes, *reminders],
+        demoted=digest.demoted_ids(context.store),
+        preamble=not state.get("preambled"),
     )
     if not injection.text:
         return None
@@ -114,6 +122,9 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         "e": "inject",
         "ids": [*stored, *injection.ids],
         "tokens": estimate_tokens(injection.text),
+        "preamble": not state.get("preambled"),
+        "withheld": injection.withheld,
     }
     session.record(context.store, event.session, shown)
+    hits.note(context.store, injection.ids, "inject")
     return HookResult(context=injection.text)

@@ -59,7 +59,10 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
     """Update the session's state and return the digest to inject."""
     source = event.source or "startup"
     fresh_context = source in ("compact", "clear")
-    session.record(context.store, event.session, {"e": "start", "source": source})
+    start: dict[str, object] = {"e": "start", "source": source}
+    if session.model_of(event.raw):
+        start["model"] = session.model_of(event.raw)  # the ledger is priced per model
+    session.record(context.store, event.session, start)
     state = session.load(context.store, event.session)
     recent = recent_files(state)
     already = list(state["injected"]) if source == "resume" else []  # what its context holds
@@ -89,6 +92,7 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         compacted=fresh_context,
         exclude=already,
         mirrored=digest.mirrored_ids(context.store) if event.host == "claude-code" else frozenset(),
+        demoted=digest.demoted_ids(context.store),
         pinned_tokens=settings.pinned_tokens,
         extra_notes=warnings,
         # path-scoped beliefs come back for every file the session touched (after a compaction
@@ -103,6 +107,11 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         upkeep.spawn_if_due(context.store, settings)  # the map's stale-gated rescan, when due
     if not injection.text:
         return None
-    shown = {"e": "inject", "ids": injection.ids, "tokens": estimate_tokens(injection.text)}
+    shown = {
+        "e": "inject",
+        "ids": injection.ids,
+        "tokens": estimate_tokens(injection.text),
+        "preamble": True,  # the digest opens with the fence's header
+    }
     session.record(context.store, event.session, shown)
     return HookResult(context=injection.text)

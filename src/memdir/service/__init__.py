@@ -14,6 +14,7 @@ anyone but the owner (:mod:`memdir.kernel.storage.authority`).
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -30,6 +31,7 @@ from memdir.kernel.index.recall import Hit, TurnHit, search_turns
 from memdir.kernel.index.recall import recall as recall_records
 from memdir.kernel.lang.text import truncate
 from memdir.kernel.storage import authority, gitio, lifecycle, paths
+from memdir.kernel.storage import hits as hit_stats
 from memdir.kernel.storage import journal as journal_mod
 from memdir.kernel.storage.lifecycle import Handle, Written
 from memdir.service.channel import cli_caller
@@ -40,18 +42,21 @@ from memdir.store.setup import Initialised
 
 @contextmanager
 def opened(
-    store: Path, *, scan_records: bool = True, backend: str | None = None
+    store: Path, *, scan_records: bool = True, backend: str | None = None, quick: bool = False
 ) -> Iterator[Handle]:
     """Open ``store`` with its index brought up to date; close it afterwards.
 
     ``backend`` overrides the manifest's ``[index] backend`` (see :func:`scan.open_handle`).
+    ``quick``: trust the record folders' times (see :func:`scan.scan_records`); the hot paths
+    (recall, remember) open stores so, and check the files an answer uses.
 
     A record that is not found because it was purged is reported as purged (still
     :class:`NotFoundError`, exit 4), so the user learns it was erased on purpose.
     """
-    handle = scan.open_handle(store, scan=scan_records, backend=backend)
+    handle = scan.open_handle(store, scan=scan_records, backend=backend, quick=quick)
     try:
         yield handle
+        scan.restamp(store)  # this command's own writes are no hand edit
         # Corrections, rejections and forgets reach Claude Code's auto-memory at once: when
         # the mirror is on and the store's head moved, its files are rewritten (cheap if not).
         mirror.refresh_if_changed(handle.index, store)
@@ -107,8 +112,12 @@ def init(
 
 def remember(store: Path, text: str, **options: Any) -> Written:
     """Remember one belief; see :func:`memdir.kernel.storage.lifecycle.remember` for the options."""
-    with opened(store) as handle:
+    with opened(store, quick=True) as handle:
         done = lifecycle.remember(handle, text, **options)
+        if handle.manifest.max_active:
+            from memdir.store import capacity
+
+            capacity.refresh(handle)  # a new belief may push an older one past its cap
         if any(t.startswith("path:") for t in done.record.tags):
             from memdir.kernel.index.digest import scoped_docs
 
@@ -229,6 +238,23 @@ def forget(store: Path, record_id: str, reason: str | None = None, **options: An
         )
 
 
+def recall_stats(store: Path, record_id: str) -> dict[str, Any]:
+    """Return how often recall returned ``record_id`` and when last.
+
+    Returns:
+        ``{"hits": int, "last_hit": ISO str or None, "recalled": int, "injected": int}``:
+        ``recalled`` by ``memdir recall`` and MCP, ``injected`` per prompt by the hooks
+        (:mod:`memdir.kernel.storage.hits`); zeros for a record never recalled.
+    """
+    seen = hit_stats.fold(store).get(record_id, {})
+    return {
+        "hits": int(str(seen.get("hits", 0))),
+        "last_hit": seen.get("last_hit") or None,
+        "recalled": int(str(seen.get("recalled", 0))),
+        "injected": int(str(seen.get("injected", 0))),
+    }
+
+
 def get(store: Path, record_id: str) -> Record:
     """Return one record, read fresh from its file.
 
@@ -334,6 +360,7 @@ def recall(
     include_user: bool = True,
     tags: Sequence[str] = (),
     entity_types: Sequence[str] = (),
+    count_hits: bool = True,
 ) -> RecallResult:
     """Recall from the project store, then the user store; merge by score.
 
@@ -341,6 +368,8 @@ def recall(
     of those tags (see :func:`tag_key`), ``entity_types`` only entities of those types; both
     filter the best :data:`FILTER_POOL` candidates of the same ranking, so a filtered recall
     returns the same records in the same order as an unfiltered one, minus the others.
+    Each record returned counts as a hit (:mod:`memdir.kernel.storage.hits`) unless
+    ``count_hits`` is False (a bulk forget's selection, say).
     """
     started = time.perf_counter()
     statuses = ("active", "candidate") if include_candidates else ("active",)
@@ -353,30 +382,35 @@ def recall(
     wanted = limit
     wanted_tags = {tag_key(t) for t in tags}
     wanted_types = {t.strip().lower() for t in entity_types}
+    came_from: dict[int, Path] = {}
     for each in stores:
-        with opened(each) as handle:
+        with opened(each, quick=True) as handle:
             wanted = limit or handle.manifest.recall_limit
-            result = recall_records(
-                handle.index,
-                query,
-                limit=max(wanted, FILTER_POOL) if wanted_tags or wanted_types else wanted,
-                kinds=("entity",) if wanted_types and not kinds else kinds,
-                statuses=statuses,
-                decay=handle.manifest.decay,
-                min_score=handle.manifest.min_score,
-                explain=explain,
-            )
+            for _ in range(2):  # once more when a file the answer used was edited in place
+                result = recall_records(
+                    handle.index,
+                    query,
+                    limit=max(wanted, FILTER_POOL) if wanted_tags or wanted_types else wanted,
+                    kinds=("entity",) if wanted_types and not kinds else kinds,
+                    statuses=statuses,
+                    decay=handle.manifest.decay,
+                    min_score=handle.manifest.min_score,
+                    explain=explain,
+                )
+                if not scan.verify_files(handle, [h.doc["id"] for h in result.hits]):
+                    break
             terms = result.terms
-            hits.extend(
-                h
-                for h in result.hits
-                if (not wanted_tags or wanted_tags & {tag_key(t) for t in h.doc.get("tags") or ()})
-                and (not wanted_types or entity_type_of(h.doc) in wanted_types)
-            )
+            for h in result.hits:
+                if (
+                    not wanted_tags or wanted_tags & {tag_key(t) for t in h.doc.get("tags") or ()}
+                ) and (not wanted_types or entity_type_of(h.doc) in wanted_types):
+                    hits.append(h)
+                    came_from[id(h)] = each
     hits.sort(key=lambda h: -h.score)
-    return RecallResult(
-        query, terms, hits[: wanted or 10], (time.perf_counter() - started) * 1000, explain
-    )
+    shown = hits[: wanted or 10]
+    for each in stores if count_hits else ():  # statistics for get, dream and max_active
+        hit_stats.note(each, [h.doc["id"] for h in shown if came_from[id(h)] == each], "recall")
+    return RecallResult(query, terms, shown, (time.perf_counter() - started) * 1000, explain)
 
 
 # --- journal ---------------------------------------------------------------------------------
@@ -522,10 +556,11 @@ def reindex(store: Path) -> scan.ScanReport:
 
     The local SQLite index always (the hooks read it); the PostgreSQL index too when
     ``[index] backend`` names one (its report is the one returned then). The catalogue
-    (:mod:`memdir.store.catalogue`) is written for tools that read files.
+    (:mod:`memdir.store.catalogue`) is written for tools that read files, and the
+    ``[policy] max_active`` demotions (:mod:`memdir.store.capacity`) for the hooks.
     """
     from memdir.kernel.storage import manifest
-    from memdir.store import catalogue
+    from memdir.store import capacity, catalogue
 
     report = scan.reindex(store)
     backend = manifest.load(store).index_backend
@@ -537,6 +572,7 @@ def reindex(store: Path) -> scan.ScanReport:
             index.close()
     with opened(store, scan_records=False) as handle:
         catalogue.write(handle)
+        capacity.refresh(handle)  # [policy] max_active demotions, for the hooks
     return report
 
 
@@ -546,10 +582,18 @@ def check_record_id(record_id: str) -> str:
 
 
 def health(store: Path) -> Any:
-    """Examine the store, make the safe repairs, and return the report (``.ok``, findings)."""
+    """Examine the store, make the safe repairs, and return the report (``.ok``, findings).
+
+    The ``[policy] max_active`` demotions the hooks read are recomputed too, when a cap is set.
+    """
+    from memdir.store import capacity
     from memdir.store.health import check
 
-    return check(store)
+    report = check(store)
+    with contextlib.suppress(MemdirError, OSError), opened(store) as handle:
+        if handle.manifest.max_active:
+            capacity.refresh(handle)
+    return report
 
 
 def purge(store: Path, record_id: str, *, yes: bool, caller: Caller | None = None) -> Any:

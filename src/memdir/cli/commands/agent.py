@@ -30,17 +30,9 @@ def serve(store: Path | None) -> None:
     Example:
         claude mcp add memdir -- memdir serve
     """
-    target = resolve(store)
-    sys.stdout.flush()
-    wire = os.dup(1)
-    os.dup2(2, 1)  # whatever an import prints goes to stderr, never into the protocol (B33)
-    try:
-        from memdir.mcp.server import serve as serve_mcp
-    finally:
-        sys.stdout.flush()
-        os.dup2(wire, 1)
-        os.close(wire)
-    serve_mcp(target)
+    from memdir.mcp.start import serve as serve_mcp  # answers the handshake at once
+
+    serve_mcp(resolve(store))
 
 
 @click.command()

@@ -33,7 +33,7 @@ limit = 10            # results per recall
 decay = false         # forgetting curve (half-life by importance); off by default
 min_score = 0.0       # results below this score are left out
 
-prompt_min_score = 2.0  # per-prompt recall injects only records scoring at least this
+prompt_min_score = 1.0  # per-prompt recall injects only records scoring at least this
 
 [budgets]
 digest_tokens = 400   # session digest, estimated as ceil(UTF-8 bytes / 4)
@@ -65,10 +65,16 @@ from_hooks = true              # hooks start `memdir maintain --if-due` in the b
 near_duplicate = 0.7  # shingle similarity at or above which a remember updates instead of adding
 promote_corroborated = true  # a candidate distilled from two different sessions becomes active
 stale_days = 180      # `memdir dream` calls low-importance records untouched this long stale
+# max_active = {{ fact = 800 }}  # per kind: past it, the least important and least recalled
+#                              # active beliefs leave injection (still recallable, never deleted)
 
 [observer]
 observe_every_seconds = 300  # the Stop hook starts a background `memdir observe --once` this often
 min_lines = 1         # distil once this many worthy new turns wait (fewer: kept for later)
+
+[prices]  # USD per million input tokens by model name prefix, over memdir's dated defaults
+# as_of = "2026-12-01"
+# "claude-opus" = 5.0
 
 """
 
@@ -86,7 +92,7 @@ SETTINGS: dict[str, object] = {
     "budget_active_per_kind": 200,
     "budget_candidates": 100,
     "budget_map_files": 5000,
-    "prompt_min_score": 2.0,
+    "prompt_min_score": 1.0,
     "duplicate_read": "deny",
     "resurface_every": 25,
     "governor": "shape",
@@ -104,6 +110,8 @@ SETTINGS: dict[str, object] = {
     "observe_min_lines": 1,
     "stale_days": 180,
     "index_backend": "",
+    "max_active": {},
+    "prices": {},
 }
 """Every setting with its default (the TOML keys are documented in :data:`TEMPLATE`)."""
 
@@ -141,13 +149,17 @@ class Manifest:
     observe_min_lines: int
     stale_days: int
     index_backend: str
+    max_active: dict[str, int]
+    prices: dict[str, Any]
 
     def __init__(self, **values: Any) -> None:
         unknown = set(values) - set(SETTINGS)
         if unknown:
             raise TypeError(f"unknown settings: {sorted(unknown)}")
         for key, default in SETTINGS.items():
-            setattr(self, key, values.get(key, default))
+            setattr(
+                self, key, values.get(key, dict(default) if isinstance(default, dict) else default)
+            )
 
     def to_json(self) -> dict[str, Any]:
         """Return every setting as a JSON object."""
@@ -205,6 +217,23 @@ def load(store: Path) -> Manifest:
     except (OSError, NameError):
         pass  # a read-only store still works, it just parses TOML every time
     return settings
+
+
+def _prices(table: dict[str, Any], where: str) -> dict[str, Any]:
+    """Return the ``[prices]`` table checked: ``as_of`` a string, every other value a price.
+
+    Raises:
+        ManifestError: a price that is not a number at or above zero, or a non-string date.
+    """
+    for key, value in table.items():
+        if key == "as_of":
+            if not isinstance(value, str):
+                raise ManifestError(f'{where}: as_of must be a date string, e.g. "2026-12-01"')
+        elif isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            raise ManifestError(
+                f"{where}: {key} must be USD per million input tokens (a number >= 0)"
+            )
+    return {k: (v if k == "as_of" else float(v)) for k, v in table.items()}
 
 
 def map_files(store: Path) -> int:
@@ -316,6 +345,8 @@ def parse(store: Path) -> Manifest:
     """
     import tomllib  # only when the cached copy is stale
 
+    from memdir.kernel.base.model import KINDS as KIND_NAMES
+
     path = store / MANIFEST_NAME
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -346,10 +377,23 @@ def parse(store: Path) -> Manifest:
     min_lines = _get(observer, "min_lines", int, 1, where + " [observer]")
     if min_lines < 1:
         raise ManifestError(f"{where} [observer]: min_lines must be 1 or more, not {min_lines}")
+    max_active = _get(policy, "max_active", dict, {}, where + " [policy]")
+    for kind, cap in max_active.items():
+        if kind not in KIND_NAMES:
+            raise ManifestError(
+                f"{where} [policy]: max_active names an unknown kind {kind!r} "
+                f"(expected {', '.join(KIND_NAMES)})"
+            )
+        if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
+            raise ManifestError(
+                f"{where} [policy]: max_active.{kind} must be a whole number of 1 or more"
+            )
     scope = _get(data, "scope", str, "project", where)
     if scope not in ("project", "user"):
         raise ManifestError(f'{where}: scope must be "project" or "user", not {scope!r}')
+    prices = _prices(_get(data, "prices", dict, {}, where), where + " [prices]")
     return Manifest(
+        prices=prices,
         format=fmt,
         scope=scope,
         recall_limit=_get(recall, "limit", int, 10, where + " [recall]"),
@@ -363,7 +407,7 @@ def parse(store: Path) -> Manifest:
         budget_candidates=_get(budgets, "candidates", int, 100, where + " [budgets]"),
         budget_map_files=_get(budgets, "map_files", int, 5000, where + " [budgets]"),
         prompt_min_score=float(
-            _get(recall, "prompt_min_score", (int, float), 2.0, where + " [recall]")
+            _get(recall, "prompt_min_score", (int, float), 1.0, where + " [recall]")
         ),
         duplicate_read=duplicate_read,
         **_governor(_get(data, "governor", dict, {}, where), where + " [governor]"),
@@ -379,4 +423,5 @@ def parse(store: Path) -> Manifest:
             observer, "observe_every_seconds", int, 300, where + " [observer]"
         ),
         observe_min_lines=min_lines,
+        max_active=dict(max_active),
     )

@@ -308,9 +308,10 @@ def _maintenance(table: dict[str, Any], where: str) -> dict[str, Any]:
         "maintain_hygiene_seconds": _get(table, "hygiene_every_seconds", int, 86400, where),
         "maintain_from_hooks": _get(table, "from_hooks", bool, True, where),
     }
-    for key, value in values.items():
-        if not isinstance(value, bool) and value < 0:
-            raise ManifestError(f"{where}: {key} must not be negative")
+    names = ("logs_every_seconds", "scan_every_seconds", "hygiene_every_seconds")
+    for name, key in zip(names, values, strict=False):
+        if values[key] < 0:
+            raise ManifestError(f"{where}: {name} must not be negative")
     return values
 
 

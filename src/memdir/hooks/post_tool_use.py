@@ -355,28 +355,34 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
 
 
 def _scoped(event: HookEvent, context: Context, touched: list[str]) -> HookResult | None:
-    """Inject the path-scoped beliefs for the files just read or edited, once per session."""
+    """Inject the path-scoped beliefs for the files just read or edited, once per session.
+
+    From the list the SessionStart hook keeps (``state/path-scoped.json``), never the index;
+    each match is confirmed active in its record file first.
+    """
     from memdir.kernel.lang import pathscope
 
-    docs = pathscope.cached(context.store)
-    if docs is not None and not any(pathscope.matches(d, touched) for d in docs):
-        return None  # the common case: one stat per record folder, no index
-    from memdir.kernel.index import digest
+    docs = pathscope.cached_any(context.store)
+    if not docs:
+        return None
+    matching = [d for d in docs if pathscope.matches(d, touched)]
+    if not matching:
+        return None  # the common case: one read of a small file, no index
+    state = session.load(context.store, event.session)
+    seen = set(state["injected"])
+    matching = [
+        d for d in matching if d.get("id") not in seen and pathscope.still_active(context.store, d)
+    ]
+    if not matching:
+        return None
     from memdir.kernel.lang.text import estimate_tokens
 
-    state = session.load(context.store, event.session)
-    shown = digest.scoped_for_file(
-        context.index,
-        touched[0] if len(touched) == 1 else touched,
-        store=context.store,
-        budget_tokens=context.settings.rules_tokens,
-        exclude=state["injected"],
-    )
-    if not shown.text:
+    text, ids = pathscope.render(matching, touched, context.settings.rules_tokens)
+    if not text:
         return None
-    inject = {"e": "inject", "ids": list(shown.ids), "tokens": estimate_tokens(shown.text)}
+    inject = {"e": "inject", "ids": list(ids), "tokens": estimate_tokens(text)}
     session.record(context.store, event.session, inject)
-    return HookResult(context=shown.text)
+    return HookResult(context=text)
 
 
 def _full_read_tool(event: HookEvent) -> bool:

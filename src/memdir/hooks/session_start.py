@@ -99,6 +99,12 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         # the host has dropped them with the reads they came with)
         touched=list(dict.fromkeys([*state["written"], *state["reads"]])),
     )
+    if not context.read_only:
+        digest.scoped_docs(index, context.store)  # the list PostToolUse reads (path scopes)
+    if source == "startup" and not context.read_only:
+        from memdir.kernel.storage import upkeep
+
+        upkeep.spawn_if_due(context.store, settings)  # the map's stale-gated rescan, when due
     if not injection.text:
         return None
     shown = {

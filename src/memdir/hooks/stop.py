@@ -137,6 +137,10 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
     session.record(context.store, event.session, stop)
     if answer.strip() and _observer_due(context):
         _spawn_observer(context)
+    if not context.read_only:
+        from memdir.kernel.storage import upkeep
+
+        upkeep.spawn_if_due(context.store, context.settings)  # logs, map, hygiene when due
     return None
 
 

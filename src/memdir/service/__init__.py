@@ -118,6 +118,10 @@ def remember(store: Path, text: str, **options: Any) -> Written:
             from memdir.store import capacity
 
             capacity.refresh(handle)  # a new belief may push an older one past its cap
+        if any(t.startswith("path:") for t in done.record.tags):
+            from memdir.kernel.index.digest import scoped_docs
+
+            scoped_docs(handle.index, store)  # the hooks see a new path scope at once
         return done
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -242,6 +243,33 @@ def dream(store: Path) -> dict[str, Any]:
         found = hygiene.report(handle, project_root(store))
         found["waste"] = waste_mod.report(handle, project_root(store))
         return found
+
+
+def maintain(store: Path, *, due_only: bool = False) -> dict[str, Any]:
+    """Run the store's upkeep (:mod:`memdir.store.maintain`): observer, logs, map, hygiene."""
+    from memdir.kernel.base.atomic import write_text_atomic
+    from memdir.kernel.filemap.anatomy import ANATOMY_JSON
+    from memdir.service import project
+    from memdir.store import maintain as maintain_mod
+
+    def observe(s: Path) -> dict[str, Any]:
+        return {"turns": observe_once(s).turns}
+
+    def logs(s: Path) -> dict[str, Any]:
+        return project.sync(s, logs_only=True).to_json()
+
+    def scan(s: Path) -> dict[str, Any]:
+        if not (s / ANATOMY_JSON).exists():
+            return {"skipped": "no file map yet (`memdir scan` makes one)"}
+        return project.scan(s).to_json()
+
+    def hygiene(s: Path) -> dict[str, Any]:
+        found = dream(s)
+        write_text_atomic(s / "state" / "dream.json", json.dumps(found, indent=1, default=str))
+        return {"findings": len(found["findings"]), "report": "state/dream.json"}
+
+    tasks = {"observe": observe, "logs": logs, "scan": scan, "hygiene": hygiene}
+    return maintain_mod.run(store, due_only=due_only, tasks=tasks)
 
 
 def waste(store: Path, days: int = 30) -> dict[str, Any]:

@@ -27,8 +27,12 @@ def project_root(store: Path) -> Path:
 # --- anatomy ---------------------------------------------------------------------------------
 
 
-def scan(store: Path) -> anatomy.Scan:
-    """Rebuild ``anatomy.json`` for the store's project; an unreadable one is kept aside first.
+def scan(store: Path, *, full: bool = False) -> anatomy.Scan:
+    """Bring ``anatomy.json`` up to date; an unreadable one is kept aside first.
+
+    Stale-gated: a file whose size and modification time match the map is kept unread; the
+    rest (changed outside the agent by a pull, an editor, a branch switch; new files) are read,
+    and files gone are dropped. ``full`` reads every file again.
 
     Raises:
         LockTimeoutError: another writer held the store.
@@ -37,7 +41,13 @@ def scan(store: Path) -> anatomy.Scan:
     project = project_root(store)
     spool = store / "state" / "anatomy-spool.jsonl"
     merged = jsonl.read_tail(spool, 0).next_offset  # the walk below covers these paths
-    result = anatomy.scan(project)
+    previous = None
+    if not full:
+        try:
+            previous = anatomy.load(store)
+        except MemdirError:
+            previous = None  # unreadable: kept aside below, and every file read
+    result = anatomy.scan(project, previous=previous)
     data = {
         "files": {rel: e.to_json() for rel, e in result.entries.items()},
         "skipped": result.skipped,

@@ -263,10 +263,11 @@ def _stale(handle: Handle, per_session: dict[str, list[dict[str, Any]]]) -> list
     newest = max(
         (str(d.get("updated_at", "")) for d in handle.index.list_docs(limit=1)), default=""
     )
+    last = newest[:19]  # records keep whole seconds; a row in that second counts as since
     since = [
         sid
         for sid, srows in per_session.items()
-        if sid and any(str(r.get("at", "")) > newest for r in srows)
+        if sid and any(str(r.get("at", ""))[:19] >= last for r in srows)
     ]
     if len(since) < STALE_SESSIONS:
         return []
@@ -278,11 +279,11 @@ def _stale(handle: Handle, per_session: dict[str, list[dict[str, Any]]]) -> list
         else "the background observer is off (`[observer] observe_every_seconds = 0`): set it "
         "to 300 to distil candidates from the journal"
     )
-    last = newest[:10] or "never"
+    day = newest[:10] or "never"
     return [
         _finding(
             "stale_store",
-            f"{len(since)} sessions have worked since the last belief was written ({last})",
+            f"{len(since)} sessions have worked since the last belief was written ({day})",
             {"sessions": len(since), "last_write": newest or None},
             "save what a session learned (`memdir remember`, the memory_remember tool; the Stop "
             f"hook reminds once when files changed and nothing was saved); {observer}",

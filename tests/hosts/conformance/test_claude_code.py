@@ -380,7 +380,8 @@ def _hook_statuses(debug: str) -> dict[str, set[str]]:
     """Each memdir hook event Claude Code's debug log shows finishing, with its exit statuses."""
     statuses: dict[str, set[str]] = {}
     for event, status in re.findall(
-        r"memdir hook (\w+)[^\]\n]*\] (?:finished|completed) with status (\d+)", debug
+        r"(?:memdir hook|memdir/hookrun\.py) (\w+)[^\]\n]*\] (?:finished|completed) with status (\d+)",
+        debug,
     ):
         statuses.setdefault(event, set()).add(status)
     return statuses

@@ -721,4 +721,51 @@ def digest(
         raise SystemExit(code)
 
 
-COMMANDS = [serve, observe, review, threads, dream, bug, import_, export, digest]
+@click.command()
+@click.option("--if-due", "if_due", is_flag=True, help="Only the tasks whose interval has passed.")
+@click.option("--background", is_flag=True, help="Start it detached and return at once.")
+@store_option
+@json_option
+def maintain(if_due: bool, background: bool, store: Path | None, as_json: bool) -> None:
+    """Run the store's upkeep: observer pass, log commit, map rescan, hygiene report.
+
+    One run at a time (a lock, and a pid file proven to be memdir maintain's); a
+    second run reports busy and does nothing. Nothing is deleted: the hygiene
+    report goes to state/dream.json. Hooks start it when due ([maintenance]
+    from_hooks); cron can run it with --if-due. Intervals: [maintenance] and
+    [observer] observe_every_seconds in memdir.toml.
+
+    \b
+    Example:
+        memdir maintain
+        */30 * * * *  cd ~/src/app && memdir maintain --if-due   # crontab
+    """
+    target = resolve(store)
+    if background:
+        import subprocess
+        import sys
+
+        argv = [sys.executable, "-m", "memdir", "maintain", "--store", str(target)]
+        child = subprocess.Popen(
+            [*argv, *(["--if-due"] if if_due else [])],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        emit({"started": child.pid}, as_json=as_json, render=lambda v: f"started {v['started']}")
+        return
+    found = memory.maintain(target, due_only=if_due)
+
+    def render(v: dict[str, Any]) -> str:
+        if v["busy"]:
+            owner = f" (pid {v['owner']})" if v["owner"] else ""
+            return f"memdir maintain is already running{owner}; nothing done"
+        lines = [f"{task}: ok" for task in v["ran"]]
+        lines += [f"{task}: failed: {why}" for task, why in v["errors"].items()]
+        return "\n".join(lines) or "nothing due"
+
+    emit(found, as_json=as_json, render=render)
+
+
+COMMANDS = [serve, observe, review, threads, dream, bug, import_, export, digest, maintain]

@@ -229,23 +229,36 @@ def doctor(directory: Path | None, timeout: float, as_json: bool) -> None:
 
 
 @click.command()
+@click.option("--full", is_flag=True, help="Read every file again, not only the changed ones.")
 @store_option
 @json_option
-def scan(store: Path | None, as_json: bool) -> None:
+def scan(full: bool, store: Path | None, as_json: bool) -> None:
     """Build the project's file map (anatomy.json and anatomy.md in the store).
 
     Respects .gitignore; never enters virtualenvs, dependency, vendored or build
     trees; never follows a symlink out of the project; never lists secret files.
+    Only files whose size or modification time changed since the last map are
+    read again (--full reads all); those changed outside the agent (a pull, an
+    editor, a branch switch) are listed.
 
     \b
     Example:
         memdir scan
+        memdir scan --full
     """
-    result = project.scan(resolve(store))
+    result = project.scan(resolve(store), full=full)
 
     def render(v: dict[str, Any]) -> str:
         skipped = ", ".join(f"{n} {why}" for why, n in v["skipped"].items()) or "none"
         text = f"mapped {v['files']} files in {v['seconds']} s; skipped: {skipped}"
+        c = v["counts"]
+        if v["unchanged"] or any(c.values()):
+            text += (
+                f"\n{v['unchanged']} unchanged (not read); {c['changed']} changed, "
+                f"{c['added']} new, {c['removed']} gone since the last map"
+            )
+            if v["changed"]:
+                text += "\nchanged outside the agent: " + ", ".join(v["changed"][:20])
         names = v.get("not_utf8") or []
         if names:  # named, so the person can rename them: they cannot appear in the map
             text += "\nnot mapped, name not UTF-8 (rename to map): " + ", ".join(names)

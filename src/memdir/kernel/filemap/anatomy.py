@@ -142,7 +142,16 @@ class Entry:
 class Scan:
     """The outcome of a scan: the entries and what was skipped, by reason."""
 
-    __slots__ = ("entries", "not_utf8", "seconds", "skipped")
+    __slots__ = (
+        "added",
+        "changed",
+        "entries",
+        "not_utf8",
+        "removed",
+        "reused",
+        "seconds",
+        "skipped",
+    )
 
     def __init__(
         self,
@@ -155,6 +164,10 @@ class Scan:
         self.skipped = skipped
         self.seconds = seconds
         self.not_utf8 = not_utf8 if not_utf8 is not None else []  # names from shown_name()
+        self.reused = 0  # entries kept from the previous map: same size and mtime
+        self.changed: list[str] = []  # mapped before, changed since (read again)
+        self.added: list[str] = []  # not in the previous map
+        self.removed: list[str] = []  # in the previous map, gone now
 
     def to_json(self) -> dict[str, Any]:
         """Return a summary for ``memdir scan --json``."""
@@ -163,6 +176,15 @@ class Scan:
             "skipped": dict(sorted(self.skipped.items())),
             "not_utf8": list(self.not_utf8),
             "seconds": round(self.seconds, 3),
+            "unchanged": self.reused,
+            "changed": self.changed[:50],
+            "added": self.added[:50],
+            "removed": self.removed[:50],
+            "counts": {
+                "changed": len(self.changed),
+                "added": len(self.added),
+                "removed": len(self.removed),
+            },
         }
 
 
@@ -463,8 +485,32 @@ def _resolve_all(entries: dict[str, Entry]) -> None:
         entry.imports = resolved
 
 
-def scan(root: Path, *, max_files: int = MAX_FILES) -> Scan:
-    """Map the project at ``root``; see the module docstring for what is left out."""
+def _kept(rel: str, stored: dict[str, Any]) -> Entry:
+    return Entry(
+        rel,
+        int(stored.get("size", 0)),
+        int(stored.get("tokens", 0)),
+        int(stored.get("mtime_ns", 0)),
+        str(stored.get("sha", "")),
+        str(stored.get("description", "")),
+        list(stored.get("symbols") or []),
+        list(stored.get("imports") or []),
+    )
+
+
+def scan(root: Path, *, max_files: int = MAX_FILES, previous: dict[str, Any] | None = None) -> Scan:
+    """Map the project at ``root``; see the module docstring for what is left out.
+
+    Args:
+        root: The project folder.
+        max_files: The file cap.
+        previous: The map as stored (``anatomy.json``); a file whose size and modification
+            time are those it records is kept as it was, unread (the stale gate: a stat per
+            file, as git's own index does), and the rest are read. ``None``: read every file.
+
+    Returns:
+        The scan, with what was kept, changed, added and removed against ``previous``.
+    """
     started = time.monotonic()
     skipped: dict[str, int] = {}
     not_utf8: list[str] = []
@@ -472,15 +518,38 @@ def scan(root: Path, *, max_files: int = MAX_FILES) -> Scan:
     if len(files) > max_files:
         skipped["over the file cap"] = len(files) - max_files
         files = files[:max_files]
+    old = (previous or {}).get("files") or {}
     entries: dict[str, Entry] = {}
+    reused = 0
+    changed: list[str] = []
+    added: list[str] = []
     for rel in files:
+        stored = old.get(rel)
+        if isinstance(stored, dict):
+            try:
+                stat = (root / rel).stat()
+            except OSError:
+                stat = None
+            if (
+                stat is not None
+                and stat.st_size == stored.get("size")
+                and stat.st_mtime_ns == stored.get("mtime_ns")
+            ):
+                entries[rel] = _kept(rel, stored)
+                reused += 1
+                continue
         entry = read_entry(root, rel)
         if entry is not None:
             entries[rel] = entry
+            (changed if isinstance(stored, dict) else added).append(rel)
         else:
             skipped["unreadable"] = skipped.get("unreadable", 0) + 1
     _resolve_all(entries)
-    return Scan(entries, skipped, time.monotonic() - started, not_utf8)
+    result = Scan(entries, skipped, time.monotonic() - started, not_utf8)
+    if previous is not None:
+        result.reused, result.changed, result.added = reused, changed, added
+        result.removed = sorted(set(old) - set(entries))
+    return result
 
 
 # --- storing ---------------------------------------------------------------------------------

@@ -127,3 +127,61 @@ def save(store: Path, docs: list[dict[str, Any]]) -> None:
         os.replace(tmp, target)
     except OSError:
         pass  # a read-only store scans the index again next time
+
+
+def cached_any(store: Path) -> list[dict[str, Any]] | None:
+    """Return the cached scoped records even when a record changed since (``None``: no cache).
+
+    For the hook on the read path, which must not open the index: a record retired since is
+    filtered out by :func:`still_active`; the SessionStart hook and ``remember --paths``
+    refresh the list.
+    """
+    try:
+        with open(store / "state" / CACHE, encoding="utf-8") as fh:
+            kept = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    docs = kept.get("docs") if isinstance(kept, dict) else None
+    return docs if isinstance(docs, list) else None
+
+
+def still_active(store: Path, doc: dict[str, Any]) -> bool:
+    """Whether the record file of a cached doc still says ``status: active``."""
+    path = store / "records" / str(doc.get("kind", "")) / f"{doc.get('id', '')}.md"
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return False
+    for line in head.splitlines()[1:]:
+        if line.strip() == "---":
+            break
+        if line.startswith("status:"):
+            return line.split(":", 1)[1].strip().strip("'\"") == "active"
+    return False
+
+
+def render(
+    docs: list[dict[str, Any]], files: list[str], budget_tokens: int
+) -> tuple[str, tuple[str, ...]]:
+    """Return the fenced block of the scoped ``docs`` for ``files`` and the ids it carries."""
+    from memdir.kernel.lang import fence
+
+    order = {"owner": 0, "import": 1, "agent": 2, "observer": 3}
+    docs = sorted(
+        docs, key=lambda d: (order.get(d.get("origin", ""), 9), -int(d.get("importance", 5)))
+    )
+    items = [
+        fence.Item(
+            d["id"],
+            d["kind"],
+            d["origin"],
+            (d.get("updated_at") or d.get("created_at") or "")[:10],
+            d["text"],
+        )
+        for d in docs
+    ]
+    text, kept = fence.render(
+        items, title=f"Beliefs scoped to {', '.join(files[:3])}:", budget_tokens=budget_tokens
+    )
+    return text, tuple(item.id for item in kept)

@@ -55,6 +55,12 @@ head_lines = 15      # lines kept from the start of a shortened output
 tail_lines = 25      # ... and from its end
 skip = []            # commands left alone (shell patterns: "make release", "pytest tests/e2e*")
 
+[maintenance]
+logs_every_seconds = 3600      # commit the journal and action logs (0: never from hooks/maintain)
+scan_every_seconds = 3600      # rescan the file map (stale-gated: only changed files are read)
+hygiene_every_seconds = 86400  # write the dream report to state/dream.json
+from_hooks = true              # hooks start `memdir maintain --if-due` in the background
+
 [policy]
 near_duplicate = 0.7  # shingle similarity at or above which a remember updates instead of adding
 promote_corroborated = true  # a candidate distilled from two different sessions becomes active
@@ -94,6 +100,10 @@ SETTINGS: dict[str, object] = {
     "governor_head": 15,
     "governor_tail": 25,
     "governor_skip": [],
+    "maintain_logs_seconds": 3600,
+    "maintain_scan_seconds": 3600,
+    "maintain_hygiene_seconds": 86400,
+    "maintain_from_hooks": True,
     "near_duplicate": 0.7,
     "promote_corroborated": True,
     "observe_every_seconds": 300,
@@ -129,6 +139,10 @@ class Manifest:
     governor_head: int
     governor_tail: int
     governor_skip: list[str]
+    maintain_logs_seconds: int
+    maintain_scan_seconds: int
+    maintain_hygiene_seconds: int
+    maintain_from_hooks: bool
     near_duplicate: float
     promote_corroborated: bool
     observe_every_seconds: int
@@ -286,6 +300,21 @@ def budget_warnings(
     return found
 
 
+def _maintenance(table: dict[str, Any], where: str) -> dict[str, Any]:
+    """Read the ``[maintenance]`` table (docs/economy.md)."""
+    values = {
+        "maintain_logs_seconds": _get(table, "logs_every_seconds", int, 3600, where),
+        "maintain_scan_seconds": _get(table, "scan_every_seconds", int, 3600, where),
+        "maintain_hygiene_seconds": _get(table, "hygiene_every_seconds", int, 86400, where),
+        "maintain_from_hooks": _get(table, "from_hooks", bool, True, where),
+    }
+    names = ("logs_every_seconds", "scan_every_seconds", "hygiene_every_seconds")
+    for name, key in zip(names, values, strict=False):
+        if values[key] < 0:
+            raise ManifestError(f"{where}: {name} must not be negative")
+    return values
+
+
 def _governor(table: dict[str, Any], where: str) -> dict[str, Any]:
     """Read the ``[governor]`` table (docs/economy.md), raising ManifestError on a wrong value."""
     mode = _get(table, "mode", str, "shape", where)
@@ -383,6 +412,7 @@ def parse(store: Path) -> Manifest:
         ),
         duplicate_read=duplicate_read,
         **_governor(_get(data, "governor", dict, {}, where), where + " [governor]"),
+        **_maintenance(_get(data, "maintenance", dict, {}, where), where + " [maintenance]"),
         resurface_every=_get(hooks, "resurface_every", int, 25, where + " [hooks]"),
         near_duplicate=float(
             _get(policy, "near_duplicate", (int, float), 0.7, where + " [policy]")

@@ -99,3 +99,17 @@ def test_memdirs_own_writes_keep_the_store_in_step(store: Path) -> None:
     os.utime(stamp, ns=(before, before))
     assert scan._in_step(store)  # the folder changed, by memdir: no full pass needed
     assert _texts(store, "herons") == ["Herons fish at dawn"]
+
+
+@pytest.mark.parametrize("how", ["deleted", "corrupt"])
+def test_a_lost_index_is_rebuilt_whole_by_the_quick_open(store: Path, how: str) -> None:
+    service.remember(store, "Survives a lost index")
+    assert _texts(store, "survives lost index") == ["Survives a lost index"]  # stamp written
+    index_file = store / "index.sqlite"
+    if how == "deleted":
+        for suffix in ("", "-wal", "-shm"):
+            (store / f"index.sqlite{suffix}").unlink(missing_ok=True)
+    else:
+        index_file.write_bytes(b"this is not a database" * 100)  # same inode, new content
+    assert _texts(store, "survives lost index") == ["Survives a lost index"]
+    assert _texts(store, "nothing like it") == []

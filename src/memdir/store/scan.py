@@ -284,7 +284,7 @@ def scan_records(handle: Handle, *, quick: bool = False) -> ScanReport:
     """
     store, index = handle.store, handle.index
     local = isinstance(index, Index)
-    if quick and local and _in_step(store):
+    if quick and local and _in_step(store) and not index.is_empty():  # empty: a new index
         _verified.add(str(store))
         return ScanReport(0, 0, 0)
     started = time.time()
@@ -332,6 +332,10 @@ def _index_files(handle: Handle, stale: list[tuple[str, Path, FileStat]], gone: 
 
 
 def _remove_index_files(store: Path) -> None:
+    # The quick-open stamp describes the index being removed; a new index file may even get
+    # the old one's inode number, so the stamp goes first.
+    with contextlib.suppress(FileNotFoundError):
+        (store / paths.STATE_DIRNAME / STAMP_NAME).unlink()
     for suffix in ("", "-wal", "-shm"):
         with contextlib.suppress(FileNotFoundError):
             (store / (INDEX_NAME + suffix)).unlink()

@@ -74,6 +74,10 @@ def _action_rows(store: Path, sid: str) -> list[dict[str, Any]]:
     rows = []
     for path in sorted((store / "actions").glob("*.jsonl")):
         for line in path.read_text(encoding="utf-8").splitlines():
+            if not line.strip():
+                # a writer that saw another's line still landing closes it with a newline of
+                # its own: a blank line, which every memdir reader skips (jsonl.read_tail)
+                continue
             row = json.loads(line)
             if row.get("session") == sid:
                 rows.append(row)

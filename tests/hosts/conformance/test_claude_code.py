@@ -63,6 +63,8 @@ NEW_RULE = "Always run make check before a commit"
 """Stored between the session and its resume: the one thing the resume has not been shown."""
 BELIEF = "The staging database is read-only on Fridays"
 MCP_BELIEF = "The release build uses make, not ninja"
+SEEDED_FACT = "Release tags are signed with the team hardware key"
+"""Stored before the session and asked about by name: what per-prompt recall must bring in."""
 RECALL_COMMAND = 'memdir recall "staging database"'
 """The command memdir's instruction block tells the agent to run, run by the agent's shell."""
 TURN_TIMEOUT = 60.0
@@ -478,7 +480,7 @@ PROMPTS = (
     "[[step:write]] Write a plan to docs/plan.md and rename step_1.",
     "[[step:shell]] Show git status, then list no-such-folder.",
     "[[step:mcp]] Check memory about the staging database, and save how the release is built.",
-    "[[step:recall]] Which tool does the release build use, make or ninja?",
+    "[[step:recall]] How are release tags signed? Which key signs the release tags?",
     "/compact",
     "[[step:after-compact]] Read src/app.py once more.",
 )
@@ -492,6 +494,8 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Run:
     box = make_sandbox(root, "claude-code")
     seeded = box.memdir("remember", SEEDED_RULE, "--kind", "rule")
     assert seeded.returncode == 0, seeded.stderr
+    fact = box.memdir("remember", SEEDED_FACT)
+    assert fact.returncode == 0, fact.stderr
     logs = root / "payloads"
     _grant(box, logs)
     standin = MessagesStandIn(_script(box.project))
@@ -688,8 +692,10 @@ def test_the_digest_is_injected_again_after_compaction(run: Run) -> None:
 
 def test_per_prompt_recall_reached_the_model(run: Run) -> None:
     shown = run.with_prompt("recall")
-    assert "<memdir-memory>" in shown and MCP_BELIEF in shown
-    assert "Relevant to this prompt" in shown
+    assert "<memdir-memory>" in shown and "Relevant to this prompt" in shown
+    assert SEEDED_FACT in shown
+    # saved through MCP earlier in this session: its context holds it, so not injected again
+    assert MCP_BELIEF not in shown
 
 
 def test_the_stored_belief_was_acknowledged_to_the_model(run: Run) -> None:

@@ -95,6 +95,8 @@ class Context:
         self.deadline = deadline  # time.monotonic() value past which the hook gives up
         self._kept = kept
         self._index: Index | None = None
+        self._user_index: Index | None = None
+        self._user_looked = False
         self._manifest: Manifest | None = None
         self.cold = False  # set when the index is opened: see :attr:`index`
         self.read_only = False  # a preview: start nothing in the background
@@ -139,6 +141,35 @@ class Context:
             if self.cold and not self.read_only:
                 _rebuild_in_background(self.store)
         return self._index
+
+    @property
+    def user_index(self) -> Index | None:
+        """The user store's index, read-only, when a user store other than this one exists.
+
+        It carries the person's cross-project rules and preferences to the digest and to
+        per-prompt recall (issue 10, mark 4). Opened once; ``None`` when there is no user
+        store, it has no index yet, or it cannot be read in time (the hook goes on without it).
+        """
+        if not self._user_looked:
+            self._user_looked = True
+            from memdir.kernel.paths import is_store, user_store_dir
+
+            user = user_store_dir()
+            try:
+                if is_store(user) and user.resolve() != self.store.resolve():
+                    from memdir.kernel.index import INDEX_NAME, Index
+
+                    if (user / INDEX_NAME).is_file():
+                        self._user_index = Index(
+                            user, busy_timeout_seconds=self.remaining(), read_only=True
+                        )
+            except (MemdirError, OSError, ValueError):
+                self._user_index = None
+            except Exception as exc:  # sqlite3 errors: the hook path does not import sqlite3
+                if type(exc).__module__ != "sqlite3":
+                    raise
+                self._user_index = None
+        return self._user_index
 
     def handle(self) -> Handle:
         """Return a lifecycle handle (canonical files only: hooks never parse hand edits).
@@ -195,3 +226,6 @@ class Context:
         if self._index is not None:
             self._index.close()
             self._index = None
+        if self._user_index is not None:
+            self._user_index.close()
+        self._user_index, self._user_looked = None, False

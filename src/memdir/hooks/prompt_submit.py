@@ -103,6 +103,7 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         min_score=settings.prompt_min_score,
         exclude=seen,
         notes=[*notes, *reminders],
+        user_index=context.user_index,
     )
     if not injection.text:
         return None

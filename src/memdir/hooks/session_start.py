@@ -75,6 +75,7 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         compacted=fresh_context,
         exclude=already,
         mirrored=digest.mirrored_ids(context.store) if event.host == "claude-code" else frozenset(),
+        user_index=context.user_index,
     )
     if not injection.text:
         return None

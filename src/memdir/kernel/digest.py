@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from memdir.kernel import fence
+from memdir.kernel import fence, validity
 from memdir.kernel.index import Index
 from memdir.kernel.recall import recall
 
@@ -48,7 +48,13 @@ class Injection:
 
 def _item(doc: dict[str, Any]) -> fence.Item:
     date = (doc.get("updated_at") or doc.get("created_at") or "")[:10]
-    return fence.Item(doc["id"], doc["kind"], doc["origin"], date, doc["text"])
+    origin = doc["origin"] if doc.get("scope", "project") == "project" else f"{doc['origin']}, user"
+    return fence.Item(doc["id"], doc["kind"], origin, date, doc["text"])
+
+
+def _served(docs: Iterable[dict[str, Any]], scope: str) -> list[dict[str, Any]]:
+    """The documents of ``scope`` that are active and true now (:func:`validity.served`)."""
+    return [doc for doc in docs if validity.served(doc, scope=scope)]
 
 
 def git_branch(project: Path) -> str:
@@ -77,11 +83,13 @@ def context_query(project: Path, branch: str, files: Iterable[str]) -> str:
     return " ".join(w for w in words if w)
 
 
-def _ordered_rules(index: Index, query: str, limit: int = 40) -> list[dict[str, Any]]:
+def _ordered_rules(
+    index: Index, query: str, limit: int = 40, scope: str = "project"
+) -> list[dict[str, Any]]:
     relevant = {
         h.doc["id"]: h.score for h in recall(index, query, limit=limit, kinds=RULE_KINDS).hits
     }
-    docs = index.list_docs(kinds=RULE_KINDS, statuses=("active",), limit=500)
+    docs = _served(index.list_docs(kinds=RULE_KINDS, statuses=("active",), limit=500), scope)
 
     def key(doc: dict[str, Any]) -> tuple[int, int, float, int, str]:
         pinned = 0 if PINNED_TAG in doc.get("tags", []) else 1
@@ -122,6 +130,7 @@ def session_digest(
     compacted: bool = False,
     exclude: Iterable[str] = (),
     mirrored: frozenset[str] = frozenset(),
+    user_index: Index | None = None,
 ) -> Injection:
     """Return the SessionStart digest for a session in ``project`` (see the module docstring).
 
@@ -129,7 +138,8 @@ def session_digest(
     injections): they are left out, and when nothing else is left the digest is empty, since
     its counts and hints are in that context too (DESIGN §10.10). ``mirrored`` ids (what the
     Claude Code auto-memory mirror already carries, see :func:`mirrored_ids`) are left out too;
-    a note says where they are.
+    a note says where they are. ``user_index`` (the user store's, when there is one) adds the
+    person's cross-project rules and preferences after the project's, labelled ``user``.
     """
     skip = set(exclude)
     counts = index.count_by("kind", status="active")
@@ -148,6 +158,9 @@ def session_digest(
         notes.append(f"{waiting} candidate belief(s) await review (`memdir review`).")
     query = context_query(project, git_branch(project), files)
     rules = _ordered_rules(index, query)
+    if user_index is not None:
+        mine = _ordered_rules(user_index, query, scope="user")
+        rules += [doc for doc in mine if doc["origin"] == "owner"]
     seen = {doc["id"] for doc in rules} | mirrored
     if mirrored:
         rules = [doc for doc in rules if doc["id"] not in mirrored]
@@ -155,7 +168,11 @@ def session_digest(
             f"{len(mirrored)} owner rule(s) and preference(s) are in Claude Code's auto-memory "
             "(memdir_rules.md, memdir_preferences.md) and are not repeated here."
         )
-    others = [h.doc for h in recall(index, query, limit=10).hits if h.doc["id"] not in seen]
+    others = [
+        doc
+        for doc in _served((h.doc for h in recall(index, query, limit=10).hits), "project")
+        if doc["id"] not in seen
+    ]
     title = (
         "Context was compacted; the rules and preferences still apply:"
         if compacted
@@ -181,17 +198,27 @@ def prompt_recall(
     exclude: Iterable[str] = (),
     limit: int = 5,
     notes: Iterable[str] = (),
+    user_index: Index | None = None,
 ) -> Injection:
     """Return the records relevant to a prompt that pass the threshold and were not yet shown.
 
     ``notes`` (what memdir just stored, queued reminders) go in the same fence, first.
+    ``user_index`` (the user store's) is searched too; its records are labelled ``user``.
     """
     skip = set(exclude)
     notes = list(notes)
-    hits = [
-        h
+    found = [
+        (h, "project")
         for h in recall(index, prompt, limit=limit + len(skip), min_score=min_score).hits
-        if h.doc["id"] not in skip
+    ]
+    if user_index is not None:
+        found += [
+            (h, "user")
+            for h in recall(user_index, prompt, limit=limit + len(skip), min_score=min_score).hits
+        ]
+    found.sort(key=lambda pair: -pair[0].score)
+    hits = [
+        h for h, scope in found if h.doc["id"] not in skip and validity.served(h.doc, scope=scope)
     ][:limit]
     if not hits and not notes:
         return Injection("", ())

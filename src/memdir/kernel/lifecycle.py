@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memdir.kernel import audit, authority, txn
+from memdir.kernel import audit, authority, txn, validity
 from memdir.kernel.authority import Proposal
 from memdir.kernel.caller import PROPOSAL_TRAILER, Caller
 from memdir.kernel.clock import now_iso, today_iso
@@ -288,6 +288,8 @@ def remember(
     observed_at: str | None = None,
     extra: tuple[tuple[str, str], ...] = (),
     caller: Caller | None = None,
+    valid_from: str | None = None,
+    valid_until: str | None = None,
 ) -> Written:
     """Store one belief, or update its near-duplicate (see the module docstring).
 
@@ -306,6 +308,9 @@ def remember(
         session: The host session it was said in, if any.
         journal: A citation (``journal/<day>.jsonl:<start>-<end>``) of the evidence.
         observed_at: When it was observed (date or instant); today when ``None``.
+        valid_from: When it became true in the world (date or ISO time); ``None``: when it
+            was observed (:mod:`memdir.kernel.validity`).
+        valid_until: When it stops (stopped) being true, exclusive; ``None``: still true.
         extra: Further front matter keys with their raw YAML text (bug records keep their
             signature and occurrences here).
         caller: Who is acting; when given, its origin, channel and session replace
@@ -333,6 +338,9 @@ def remember(
     alias_list, tag_list = clean_list("aliases", aliases), clean_list("tags", tags)
     link_list = tuple(check_id(link) for link in clean_list("links", links))
     check_text("\n".join([text, *alias_list, *tag_list, body, *(raw for _, raw in extra)]))
+    valid_from = validity.clean_when(valid_from, "valid_from")
+    valid_until = validity.clean_when(valid_until, "valid_until")
+    validity.check_order(valid_from, valid_until)
 
     kind = _check_kind(kind)
     if status not in ("active", "candidate"):
@@ -382,6 +390,7 @@ def remember(
                     importance,
                     body,
                     status,
+                    (valid_from, valid_until),
                 )
         now = now_iso()
         record = Record(
@@ -397,6 +406,8 @@ def remember(
             created_at=now,
             updated_at=now,
             observed_at=observed_at or today_iso(),
+            valid_from=valid_from,
+            valid_until=valid_until,
             source={"channel": channel, "session": session, "journal": journal},
             scope=handle.manifest.scope,
             body=body,
@@ -428,6 +439,7 @@ def _confirm(
     importance: int | None,
     body: str,
     status: str,
+    valid: tuple[str | None, str | None] = (None, None),
 ) -> Written:
     origin, channel = caller.origin, caller.channel
     old, rel = load(handle, record_id)
@@ -451,6 +463,8 @@ def _confirm(
         else old.origin,
         status="active" if promote else old.status,
         reason=f"confirmed by {origin}" if promote else old.reason,
+        valid_from=valid[0] or old.valid_from,  # said again with dates: the dates are news
+        valid_until=valid[1] or old.valid_until,
         updated_at=now_iso(),
     )
     if dataclasses.replace(new, updated_at=old.updated_at) == old:
@@ -477,11 +491,17 @@ def correct(
     channel: str = "cli",
     session: str | None = None,
     caller: Caller | None = None,
+    valid_until: str | None = None,
 ) -> Written:
     """Supersede a record with a corrected one (one commit holds both changes).
 
     ``caller`` (when given) replaces ``origin``, ``channel`` and ``session``. A caller that
     is not the owner correcting the owner's record makes a proposal instead (module docstring).
+
+    ``valid_until`` says the old belief was *true until then* rather than wrong ("true until
+    March, then this"): the old record keeps it as its ``valid_until`` and the new one starts
+    then (``valid_from``), so ``recall --as-of`` before that date still answers the old value.
+    Without it the old belief was simply wrong and has no valid time left.
 
     Returns:
         :class:`Written` with the new record and ``previous`` the superseded one; for a
@@ -501,9 +521,10 @@ def correct(
     text = clean_text(text)
     check_text(text)
     reason = clean_reason(reason)
+    until = validity.clean_when(valid_until, "valid_until")
     with store_lock(handle.store, "correct", handle.lock_timeout_seconds, queue=handle.lock_queue):
         txn.recover(handle.store, handle.index)
-        return _correct_locked(handle, record_id, text, reason, caller)
+        return _correct_locked(handle, record_id, text, reason, caller, until)
 
 
 def _restated(handle: Handle, text: str, kind: str) -> tuple[str, str] | None:
@@ -528,7 +549,12 @@ def _restated(handle: Handle, text: str, kind: str) -> tuple[str, str] | None:
 
 
 def _correct_locked(
-    handle: Handle, record_id: str, text: str, reason: str | None, caller: Caller
+    handle: Handle,
+    record_id: str,
+    text: str,
+    reason: str | None,
+    caller: Caller,
+    until: str | None = None,
 ) -> Written:
     """:func:`correct`'s body; the caller holds the store lock and has cleaned the input."""
     origin, channel = caller.origin, caller.channel
@@ -541,7 +567,8 @@ def _correct_locked(
     _check_not_rejected(handle, text)
     if not caller.is_owner and authority.owned_by_owner(old):
         return _proposed(handle, "correct", old, caller, text=text, reason=reason)
-    new, retired = _corrected(old, text, reason, caller)
+    validity.check_order(old.valid_from, until)
+    new, retired = _corrected(old, text, reason, caller, until)
     txn.apply(
         handle.store,
         handle.index,
@@ -550,9 +577,10 @@ def _correct_locked(
         trailers=caller.trailers(),
         reason=reason,
     )
-    return Written(
-        new, created=True, changed=True, previous=retired, note=f"{new.id} supersedes {old.id}"
-    )
+    note = f"{new.id} supersedes {old.id}"
+    if retired.status != "superseded":
+        note = f"{new.id} takes over from {old.id} on {until}"
+    return Written(new, created=True, changed=True, previous=retired, note=note)
 
 
 def _check_not_rejected(handle: Handle, text: str) -> None:
@@ -571,8 +599,15 @@ def _check_not_rejected(handle: Handle, text: str) -> None:
         raise RejectedBeliefError(audit.refusal(stone))
 
 
-def _corrected(old: Record, text: str, reason: str | None, caller: Caller) -> tuple[Record, Record]:
-    """Return the correcting record and ``old`` superseded by it (nothing is written)."""
+def _corrected(
+    old: Record, text: str, reason: str | None, caller: Caller, until: str | None = None
+) -> tuple[Record, Record]:
+    """Return the correcting record and ``old`` superseded by it (nothing is written).
+
+    With ``until``, the old belief was true until then and the new one is true from then. An
+    ``until`` still ahead leaves the old record active until that date (it is what is true
+    now) and links the new one to it instead of superseding it.
+    """
     now = now_iso()
     new = Record(
         id=mint_id(old.kind),
@@ -589,12 +624,22 @@ def _corrected(old: Record, text: str, reason: str | None, caller: Caller) -> tu
         created_at=now,
         updated_at=now,
         observed_at=today_iso(),
+        valid_from=until,
         source={"channel": caller.channel, "session": caller.session, "journal": None},
         scope=old.scope,
         reason=reason,
     )
+    ahead = validity.stored_instant(until)
+    if until is not None and ahead is not None and ahead > validity.asked_instant(None):
+        new = dataclasses.replace(new, supersedes=None, links=(*new.links, old.id))
+        return new, dataclasses.replace(old, valid_until=until, reason=reason, updated_at=now)
     retired = dataclasses.replace(
-        old, status="superseded", superseded_by=new.id, reason=reason, updated_at=now
+        old,
+        status="superseded",
+        superseded_by=new.id,
+        reason=reason,
+        updated_at=now,
+        valid_until=until or old.valid_until,
     )
     return new, retired
 

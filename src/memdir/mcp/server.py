@@ -60,6 +60,9 @@ Text = Annotated[str, Field(description="One self-contained sentence.")]
 RecordId = Annotated[str, Field(description="A record id, e.g. p-01m8njn1qx1zh6.")]
 Limit = Annotated[int, Field(ge=1, le=100, description="Most results to return.")]
 KindField = Annotated[str | None, Field(description=f"One of: {', '.join(KINDS)}.")]
+DateArg = Annotated[
+    str | None, Field(description="A date (YYYY-MM-DD, its whole UTC day) or an ISO-8601 time.")
+]
 ListArg = Annotated[
     list[str] | str | None,
     Field(description="A list of strings (a comma-separated string is accepted too)."),
@@ -229,15 +232,31 @@ def build_server(store: Path) -> MCPServer:
     caller = mcp_caller()  # every tool call is the agent's, whatever its arguments claim
 
     @server.tool(annotations=READ)
-    def memory_recall(query: str, limit: Limit = 10, kind: KindField = None) -> dict[str, Any]:
+    def memory_recall(
+        query: str,
+        limit: Limit = 10,
+        kind: KindField = None,
+        as_of: DateArg = None,
+        believed_at: DateArg = None,
+    ) -> dict[str, Any]:
         """Find the active beliefs most relevant to a question, best first.
 
         Use it before asking the person something they may already have said, and before
         decisions that past choices constrain. Results are reference data with id, kind,
-        origin and score; superseded, rejected and forgotten beliefs never appear.
+        origin and score; superseded, rejected and forgotten beliefs never appear. Only what
+        is true now comes back unless ``as_of`` (what was true then) or ``believed_at`` (what
+        memory held then) names a date.
         """
         kinds = [k for k in [_kind(kind, None)] if k]
-        return _call(service.recall, store, query, limit=limit, kinds=kinds).to_json()
+        return _call(
+            service.recall,
+            store,
+            query,
+            limit=limit,
+            kinds=kinds,
+            as_of=as_of,
+            believed_at=believed_at,
+        ).to_json()
 
     @server.tool(annotations=WRITE)
     def memory_remember(
@@ -247,12 +266,15 @@ def build_server(store: Path) -> MCPServer:
         tags: ListArg = None,
         importance: Annotated[int | None, Field(ge=1, le=10)] = None,
         links: ListArg = None,
+        valid_from: DateArg = None,
+        valid_until: DateArg = None,
     ) -> dict[str, Any]:
         """Save one durable belief about this project and return the record.
 
         Use it for preferences, rules, decisions and non-obvious facts that should outlive this
         session. It is stored with origin "agent". A near-duplicate of an active belief updates
-        it instead; a belief the person rejected is refused.
+        it instead; a belief the person rejected is refused. ``valid_from``/``valid_until``
+        say when it is true in the world, when that is not simply "from today on".
         """
         done = _call(
             service.remember,
@@ -264,6 +286,8 @@ def build_server(store: Path) -> MCPServer:
             tags=_strings(tags, "tags"),
             importance=importance,
             links=_strings(links, "links"),
+            valid_from=valid_from,
+            valid_until=valid_until,
         )
         saves.mark(store, tool="memory_remember", record_id=done.record.id)
         return {**done.record.to_json(), "created": done.created, "note": done.note}
@@ -274,15 +298,20 @@ def build_server(store: Path) -> MCPServer:
         return _call(service.get, store, id).to_json()
 
     @server.tool(annotations=WRITE)
-    def memory_correct(id: RecordId, text: Text, reason: str | None = None) -> dict[str, Any]:
+    def memory_correct(
+        id: RecordId, text: Text, reason: str | None = None, valid_until: DateArg = None
+    ) -> dict[str, Any]:
         """Replace a wrong belief with a corrected one; the old one is kept in history.
 
         Use it when a recalled belief is wrong or out of date. On your own beliefs (origin
         agent) it returns the new record, which supersedes the old one. A belief whose origin
         is "owner" is the person's: you cannot change it; the call returns "status":
         "proposed" and the person decides in `memdir review`. Tell them what you proposed.
+        ``valid_until`` says the old belief was true until that date (not wrong).
         """
-        done = _call(service.correct, store, id, text, reason=reason, caller=caller)
+        done = _call(
+            service.correct, store, id, text, reason=reason, caller=caller, valid_until=valid_until
+        )
         result = _changed(done, id)
         if done.proposal:  # a proposal on the person's belief is not a saved belief
             return result
@@ -307,6 +336,7 @@ def build_server(store: Path) -> MCPServer:
     ) -> dict[str, Any]:
         """List records, most recently updated first, filtered by kind and status.
 
+        Without ``status``: the active beliefs true now; name a status to see others.
         A page holds at most ``limit`` records and stays under the hosts' result size cap; when
         more remain, ``next_cursor`` is set: pass it back as ``cursor`` for the next page.
         """
@@ -320,6 +350,7 @@ def build_server(store: Path) -> MCPServer:
             kinds=kinds,
             statuses=[status] if status else [],
             limit=start + limit + 1,
+            served_only=status is None,  # unasked: only what recall would serve now
         )
         return page([r.to_json() for r in records], start, limit)
 

@@ -20,13 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memdir.kernel import authority, gitio, lifecycle, paths
+from memdir.kernel import authority, gitio, lifecycle, paths, validity
 from memdir.kernel import journal as journal_mod
 from memdir.kernel.caller import Caller, cli_caller
 from memdir.kernel.errors import MemdirError, NotFoundError, UsageError
 from memdir.kernel.ids import check_id
-from memdir.kernel.index import doc_record
+from memdir.kernel.index import Index, doc_record
 from memdir.kernel.lifecycle import Handle, Written
+from memdir.kernel.manifest import Manifest
 from memdir.kernel.model import Record
 from memdir.kernel.recall import Hit, TurnHit, search_turns
 from memdir.kernel.recall import recall as recall_records
@@ -163,11 +164,28 @@ def list_records(
     kinds: Sequence[str] = (),
     statuses: Sequence[str] = (),
     limit: int | None = None,
+    served_only: bool = False,
 ) -> list[Record]:
-    """Return records by kind and status, most recently updated first."""
+    """Return records by kind and status, most recently updated first.
+
+    Args:
+        store: The store.
+        kinds: Only these kinds (all when empty).
+        statuses: Only these statuses (all when empty).
+        limit: Most records.
+        served_only: Only what recall would serve now: active (or the ``statuses`` asked
+            for), true now and of this store's scope (:func:`memdir.kernel.validity.served`);
+            the agent's listing. Without it, the owner's full view of the store.
+    """
     with opened(store) as handle:
-        docs = handle.index.list_docs(kinds=kinds, statuses=statuses, limit=limit)
-    return [doc_record(doc) for doc in docs]
+        if not served_only:
+            docs = handle.index.list_docs(kinds=kinds, statuses=statuses, limit=limit)
+            return [doc_record(doc) for doc in docs]
+        wanted = tuple(statuses) or ("active",)
+        docs = handle.index.list_docs(kinds=kinds, statuses=wanted)
+        scope = handle.manifest.scope
+    kept = [d for d in docs if validity.served(d, scope=scope, statuses=wanted)]
+    return [doc_record(doc) for doc in kept[:limit]]
 
 
 # --- recall ----------------------------------------------------------------------------------
@@ -209,13 +227,36 @@ def recall(
     include_candidates: bool = False,
     explain: bool = False,
     include_user: bool = True,
+    as_of: str | None = None,
+    believed_at: str | None = None,
 ) -> RecallResult:
     """Recall from the project store, then the user store; merge by score.
 
-    Each hit's ``scope`` says which store it came from.
+    Each hit's ``scope`` says which store it came from. By default only what is true now is
+    returned (valid time, :mod:`memdir.kernel.validity`).
+
+    Args:
+        store: The project store.
+        query: Free text.
+        limit: Most hits (default: the manifest's ``recall_limit``).
+        kinds: Only these kinds.
+        include_candidates: Also candidates awaiting review.
+        explain: Hits carry their score factors in ``to_json``.
+        include_user: Also search the user store.
+        as_of: A date or time: what was true in the world then (valid time), as memdir
+            believes it now.
+        believed_at: A date or time: what memdir believed then, from its own git history
+            (record time), true then; combined with ``as_of``, what it believed then about
+            that date.
+
+    Raises:
+        UsageError: ``as_of`` or ``believed_at`` is not a date or ISO-8601 time.
+        NotFoundError: ``believed_at`` is before the store's first commit.
     """
     started = time.perf_counter()
-    statuses = ("active", "candidate") if include_candidates else ("active",)
+    served = ("active", "candidate") if include_candidates else ("active",)
+    statuses = [*served, "superseded"] if as_of is not None else list(served)
+    at = validity.asked_instant(as_of if as_of is not None else believed_at)
     stores = [store]
     user = _user_store(store) if include_user else None
     if user is not None:
@@ -224,24 +265,49 @@ def recall(
     terms: tuple[str, ...] = ()
     wanted = limit
     for each in stores:
-        with opened(each) as handle:
-            wanted = limit or handle.manifest.recall_limit
+        with _recall_index(each, believed_at) as (index, manifest):
+            wanted = limit or manifest.recall_limit
             result = recall_records(
-                handle.index,
+                index,
                 query,
-                limit=wanted,
+                limit=max(3 * wanted, 30),  # room for what valid time then leaves out
                 kinds=kinds,
                 statuses=statuses,
-                decay=handle.manifest.decay,
-                min_score=handle.manifest.min_score,
+                decay=manifest.decay,
+                min_score=manifest.min_score,
                 explain=explain,
             )
             terms = result.terms
-            hits.extend(result.hits)
+            hits.extend(
+                h
+                for h in result.hits
+                if validity.served(
+                    h.doc,
+                    scope=manifest.scope,
+                    at=at,
+                    past=as_of is not None,
+                    statuses=served,
+                )
+            )
     hits.sort(key=lambda h: -h.score)
     return RecallResult(
         query, terms, hits[: wanted or 10], (time.perf_counter() - started) * 1000, explain
     )
+
+
+@contextmanager
+def _recall_index(store: Path, believed_at: str | None) -> Iterator[tuple[Index, Manifest]]:
+    """Yield the index recall reads: the live one, or the store's as it was at ``believed_at``."""
+    if believed_at is None:
+        with opened(store) as handle:
+            yield handle.index, handle.manifest
+        return
+    from memdir.kernel import manifest as manifest_mod
+    from memdir.store import believed
+
+    loaded = manifest_mod.load(store)
+    with believed.index_at(store, validity.asked_instant(believed_at), loaded.scope) as (idx, _):
+        yield idx, loaded
 
 
 # --- journal ---------------------------------------------------------------------------------
@@ -332,7 +398,9 @@ def graph(store: Path, record_id: str, depth: int = 1) -> graph_mod.Graph:
 def catalogue(store: Path) -> list[Record]:
     """Return every active record, by kind then importance: the compact index for injection."""
     with opened(store) as handle:
+        scope = handle.manifest.scope
         docs = handle.index.list_docs(statuses=("active",))
+    docs = [doc for doc in docs if validity.served(doc, scope=scope)]
     order = {
         kind: n
         for n, kind in enumerate(

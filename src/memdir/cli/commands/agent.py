@@ -23,13 +23,23 @@ from memdir.service import memory
 def serve(store: Path | None) -> None:
     """Serve the store to an MCP client over stdio (started by the client, not by hand).
 
-    stdout carries only protocol messages; logs go to stderr.
+    stdout carries only protocol messages; logs go to stderr. Outside any project it
+    serves the user store (the person's cross-project preferences), when there is one.
 
     \b
     Example:
         claude mcp add memdir -- memdir serve
     """
-    target = resolve(store)
+    from memdir.kernel.errors import StoreNotFoundError
+    from memdir.kernel.paths import is_store, user_store_dir
+
+    try:
+        target = resolve(store)
+    except StoreNotFoundError:
+        if store is not None or not is_store(user_store_dir()):
+            raise
+        target = user_store_dir()
+        print(f"memdir: no project store here; serving the user store {target}", file=sys.stderr)
     sys.stdout.flush()
     wire = os.dup(1)
     os.dup2(2, 1)  # whatever an import prints goes to stderr, never into the protocol (B33)

@@ -54,7 +54,7 @@ def _server_writes(store: Path, tag: str, count: int) -> list[str]:
             }
         )
         assert reply is not None and not reply["result"].get("isError"), reply
-        ids.append(reply["result"]["structuredContent"]["id"])
+        ids.append(json.loads(reply["result"]["content"][0]["text"])["id"])
     server.stdin.close()
     server.wait(timeout=60)
     server.stdout.close()

@@ -13,6 +13,7 @@ from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
 
 from memdir import __version__, service
+from memdir.kernel.model import KINDS, STATUSES
 from memdir.mcp.server import build_server
 
 pytestmark = pytest.mark.anyio
@@ -44,9 +45,9 @@ def anyio_backend() -> str:
 
 def _data(result: Any) -> dict[str, Any]:
     assert not result.is_error, result.content
-    if result.structured_content is not None:
-        return dict(result.structured_content)
-    return json.loads(result.content[0].text)
+    assert result.structured_content is None  # sent once: one compact JSON text block
+    assert len(result.content) == 1 and "\n" not in result.content[0].text
+    return dict(json.loads(result.content[0].text))
 
 
 async def test_every_tool_is_listed_with_a_schema_and_annotations(store: Path) -> None:
@@ -75,11 +76,15 @@ async def test_remember_recall_get_correct_forget_round_trip(store: Path) -> Non
                 },
             )
         )
-        assert (made["origin"], made["tags"], made["created"]) == ("agent", ["tooling", "js"], True)
+        assert (made["origin"], made["created"]) == ("agent", True)
         found = _data(await client.call_tool("memory_recall", {"query": "which package manager"}))
         assert found["results"][0]["id"] == made["id"]
         got = _data(await client.call_tool("memory_get", {"id": made["id"]}))
-        assert got["text"] == "Use pnpm, not npm"
+        assert (got["text"], got["tags"], got["importance"]) == (
+            "Use pnpm, not npm",
+            ["tooling", "js"],
+            7,
+        )
         new = _data(
             await client.call_tool(
                 "memory_correct",
@@ -159,7 +164,52 @@ async def test_tags_given_as_a_json_string_become_a_clean_list(store: Path) -> N
                 "memory_remember", {"text": "Tag shapes", "tags": '["alpha", "beta gamma"]'}
             )
         )
-    assert made["tags"] == ["alpha", "beta gamma"]
+        got = _data(await client.call_tool("memory_get", {"id": made["id"]}))
+    assert got["tags"] == ["alpha", "beta gamma"]
+
+
+async def test_recall_hits_are_compact_and_memory_get_has_the_rest(store: Path) -> None:
+    async with Client(build_server(store)) as client:
+        made = _data(
+            await client.call_tool(
+                "memory_remember",
+                {"text": "Deploys go out on Mondays", "kind": "decision", "tags": "release"},
+            )
+        )
+        result = await client.call_tool("memory_recall", {"query": "when do deploys go out"})
+        found = _data(result)
+        full = _data(await client.call_tool("memory_get", {"id": made["id"]}))
+    (hit,) = found["results"]
+    assert list(hit) == ["id", "kind", "origin", "date", "text", "score"]
+    assert (hit["id"], hit["kind"], hit["origin"]) == (made["id"], "decision", "agent")
+    assert hit["date"] == full["updated_at"][:10]
+    assert len(result.content[0].text) < 200  # the full record is 3-4x this
+    assert {"tags", "body", "source", "importance", "aliases"} <= set(full)
+    assert len(json.dumps(full, separators=(",", ":"))) > 2 * len(result.content[0].text)
+
+
+async def test_tool_schemas_type_kind_status_and_who_and_describe_every_argument(
+    store: Path,
+) -> None:
+    async with Client(build_server(store)) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        wrong = await client.call_tool("memory_list", {"status": "archived"})
+    for tool in tools.values():
+        assert tool.output_schema is None  # no structured copy to duplicate the text
+        for name, schema in tool.input_schema["properties"].items():
+            assert schema.get("description"), f"{tool.name}.{name} has no description"
+
+    def enum(tool: str, arg: str) -> list[str]:
+        schema = tools[tool].input_schema["properties"][arg]
+        options = schema.get("anyOf", [schema])
+        return next(o["enum"] for o in options if "enum" in o)
+
+    assert enum("memory_remember", "kind") == list(KINDS)
+    assert enum("memory_recall", "kind") == list(KINDS)
+    assert enum("memory_list", "status") == list(STATUSES)
+    assert enum("journal_write", "who") == ["user", "assistant"]
+    assert wrong.is_error and wrong.content[0].text.startswith("usage: status: ")
+    assert "archived" not in wrong.content[0].text  # the caller's value is not echoed
 
 
 NOISY_SITECUSTOMIZE = """

@@ -203,8 +203,9 @@ def test_mcp_results_carry_exact_data_with_honest_provenance_and_nothing_invisib
         text = result.content[0].text
         assert _shown(text) == [], tool  # what the model reads shows every character
         data = json.loads(text)
-        assert data == result.structured_content  # the escapes decode to the same data
+        assert result.structured_content is None  # sent once, escaped: no raw copy beside it
         for row in data.get("results", [data]):
+            assert row["text"] == hostile[row["id"]].text  # the escapes decode to the same data
             seen[row["id"]] = row
     for result in results[len(calls) :]:
         text = result.contents[0].text

@@ -39,7 +39,7 @@ def serve(store: Path | None) -> None:
         if store is not None or not is_store(user_store_dir()):
             raise
         target = user_store_dir()
-        print(f"memdir: no project store here; serving the user store {target}", file=sys.stderr)
+        click.echo(f"memdir: no project store here; serving the user store {target}", err=True)
     sys.stdout.flush()
     wire = os.dup(1)
     os.dup2(2, 1)  # whatever an import prints goes to stderr, never into the protocol (B33)

@@ -367,9 +367,9 @@ def remember(
                     + f"; see `memdir get {doc['id']}`"
                 )
         if not any(doc["kind"] == kind and doc["status"] != "rejected" for _, doc in similar):
-            restated = _restated(handle, text, kind)
-            if restated is not None:
-                old_id, successor = restated
+            found = restated(handle, text, kind)
+            if found is not None:
+                old_id, successor = found
                 if not caller.is_owner:
                     raise RejectedBeliefError(
                         f"refused: this restates {old_id}, which was superseded by {successor}; "
@@ -527,7 +527,7 @@ def correct(
         return _correct_locked(handle, record_id, text, reason, caller, until)
 
 
-def _restated(handle: Handle, text: str, kind: str) -> tuple[str, str] | None:
+def restated(handle: Handle, text: str, kind: str) -> tuple[str, str] | None:
     """Return ``(superseded id, live successor id)`` when ``text`` restates a superseded value.
 
     The successor is the end of the ``superseded_by`` chain that is active or candidate.

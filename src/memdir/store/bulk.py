@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from memdir.kernel import appendlog, audit, gitio, txn
+from memdir.kernel import appendlog, audit, gitio, lifecycle, txn
 from memdir.kernel.atomic import write_atomic
 from memdir.kernel.errors import GitError, MemdirError, RecordParseError, SecretError
 from memdir.kernel.frontmatter import extra_problem
@@ -163,6 +163,10 @@ def import_lines(
             ):
                 result.existing += 1
                 continue
+            successor = _restates(handle, record)
+            if successor is not None:  # two live, contradicting beliefs otherwise
+                result.refused.append({"line": number, "why": "superseded", "by": successor})
+                continue
             written.append(target)
             batch.append(record)
             batch_ids.add(record.id)
@@ -191,6 +195,24 @@ def import_lines(
     if result.imported:
         gitio.maintain(handle.store)  # pack the new objects so later commits stay fast
     return result
+
+
+def _restates(handle: Handle, record: Record) -> str | None:
+    """The live successor of a superseded value ``record`` restates, if it does (mark 1).
+
+    As in :func:`memdir.kernel.lifecycle.remember`: a live near-duplicate of the same kind
+    makes it a confirmation, not a restatement. An import is not the owner speaking, so a
+    restatement is refused with a pointer to the successor, never turned into a correction.
+    """
+    if record.status not in ("active", "candidate"):
+        return None
+    live = lifecycle.find_similar(
+        handle.index, record.text, handle.manifest.near_duplicate, ("active", "candidate")
+    )
+    if any(doc["kind"] == record.kind for _, doc in live):
+        return None
+    found = lifecycle.restated(handle, record.text, record.kind)
+    return found[1] if found is not None else None
 
 
 def tombstoned(live: dict[str, Any], record: Any) -> bool:

@@ -126,7 +126,9 @@ def test_a_review_style_reject_then_reactivation_by_edit_is_refused(store: Path)
     rid = _rejected(store)
     other = service.remember(store, RIGHT, kind="decision").record
     with service.opened(store) as handle, pytest.raises(RejectedBeliefError):
-        lifecycle.update(handle, other.id, op="review-edit", text=WRONG.upper())
+        lifecycle.update(
+            handle, other.id, op="review-edit", caller=Caller("owner", "cli"), text=WRONG.upper()
+        )
     assert _active_texts(store) == [RIGHT]
     assert service.get(store, rid).status == "rejected"
 

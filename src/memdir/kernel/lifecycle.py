@@ -742,11 +742,14 @@ def update(
     record_id: str,
     *,
     op: str,
+    caller: Caller,
     reason: str | None = None,
-    caller: Caller | None = None,
     **fields: Any,
 ) -> Written:
     """Change fields of a record in place (bug occurrences, tags), one commit, no status change.
+
+    The commit and the audit event name ``caller``, who made the change (never the record's
+    own origin: a bug the agent logged and the owner marked fixed was fixed by the owner).
 
     Raises:
         NotFoundError: no such record.
@@ -769,8 +772,8 @@ def update(
             handle.store,
             handle.index,
             [txn.Change(rel, new)],
-            _message(op, old.id, reason, origin=new.origin),
-            trailers=caller.trailers() if caller else (),
+            _message(op, old.id, reason, origin=caller.origin, channel=caller.channel),
+            trailers=caller.trailers(),
             op=op,
             reason=reason,
         )

@@ -248,10 +248,10 @@ def bug_list(store: Path) -> list[dict[str, Any]]:
         return bugs.listing(handle)
 
 
-def bug_fixed(store: Path, record_id: str, *, origin: str, channel: str) -> Written:
-    """Mark a bug fixed."""
+def bug_fixed(store: Path, record_id: str, *, caller: Caller) -> Written:
+    """Mark a bug fixed; ``caller`` (built at the edge) is recorded as who did it."""
     with opened(store) as handle:
-        return bugs.mark_fixed(handle, record_id, origin, channel)
+        return bugs.mark_fixed(handle, record_id, caller)
 
 
 def import_transcripts(store: Path, paths: list[Path], source: str) -> transcripts.Imported:

@@ -142,8 +142,11 @@ def listing(handle: Handle) -> list[dict[str, Any]]:
     ]
 
 
-def mark_fixed(handle: Handle, record_id: str, origin: str, channel: str) -> Written:
-    """Mark a bug fixed (tag ``fixed``); it stays searchable as a solved problem."""
+def mark_fixed(handle: Handle, record_id: str, caller: Caller) -> Written:
+    """Mark a bug fixed (tag ``fixed``); it stays searchable as a solved problem.
+
+    ``caller`` is who marked it (recorded on the commit and the audit event).
+    """
     doc = handle.index.get_doc(record_id)
     if doc is None or doc["kind"] != "bug":
         raise NotFoundError(f"no bug record {record_id!r}; see `memdir bug list`")
@@ -153,6 +156,6 @@ def mark_fixed(handle: Handle, record_id: str, origin: str, channel: str) -> Wri
         record_id,
         op="bug fixed",
         reason="fixed",
-        caller=Caller(origin, channel),
+        caller=caller,
         tags=tuple(dict.fromkeys(tags)),
     )

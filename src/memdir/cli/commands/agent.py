@@ -428,7 +428,7 @@ def bug_fixed(record_id: str, store: Path | None, as_json: bool) -> None:
     Example:
         memdir bug fixed b-01m8…
     """
-    done = memory.bug_fixed(resolve(store), record_id, origin=cli_caller().origin, channel="cli")
+    done = memory.bug_fixed(resolve(store), record_id, caller=cli_caller())
     emit(done.record.to_json(), as_json=as_json, render=lambda r: f"{r['id']} fixed")
 
 

@@ -241,7 +241,7 @@ more: the store lock already serialises every write, and 32 keep it contended al
 
 
 @pytest.mark.slow
-def test_two_hundred_mixed_processes_lose_no_acknowledged_write(store: Path) -> None:
+def test_two_hundred_mixed_processes_lose_no_acknowledged_write(store: Path) -> None:  # noqa: C901 - one scenario mixing five kinds of process, checked as one
     """200 processes on one store: 74 `remember`, 20 `correct` (4 pairs racing for one
     record), 100 hook events of 16 sessions and 6 `memdir serve` processes each making 5
     concurrent MCP calls, with at most 32 in flight.

@@ -81,7 +81,7 @@ def main() -> None:
         from memdir import service
 
         store = service.init(project).store
-        from memdir.kernel import lifecycle
+        from memdir.kernel.storage import lifecycle
         from memdir.store import bulk
         from memdir.store.scan import open_handle
 

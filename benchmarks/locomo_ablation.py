@@ -5,12 +5,12 @@ Run from the repository root (about two and a half minutes)::
     python benchmarks/locomo_ablation.py [path/to/locomo7-dev.json]
 
 It reuses :mod:`memdir.bench.locomo` to load the conversations and to score rankings (evidence
-recall@k, recall_all@5, MRR) and :mod:`memdir.kernel.text` for terms and stop words, but builds
+recall@k, recall_all@5, MRR) and :mod:`memdir.kernel.lang.text` for terms and stop words, but builds
 its own in-memory SQLite FTS5 indexes so that every ingredient of the recipe can be varied. No
 LLM, no network, no embeddings: SQLite FTS5 ``bm25()`` and the Python standard library. Every
 step is deterministic (ties are broken by turn order, then by term).
 
-**The current recipe** (``src/memdir/kernel/journal.py`` and ``recall.py``): one FTS5 table
+**The current recipe** (``src/memdir/kernel/storage/journal.py`` and ``recall.py``): one FTS5 table
 with two columns, ``text`` (terms of the speaker and the turn, image caption included) and
 ``context`` (terms of the previous and next turn of the same session); an any-term OR query of
 the question's stemmed terms, stop words dropped; ranked by ``bm25(turns, 1.0, 0.3)``.
@@ -90,7 +90,7 @@ from pathlib import Path
 from typing import Any
 
 from memdir.bench.locomo import CATEGORIES, Conversation, Scores, load
-from memdir.kernel.text import STOP_WORDS, normalize, terms
+from memdir.kernel.lang.text import STOP_WORDS, normalize, terms
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo7-dev.json"
 KS = (5, 10, 25, 50)
@@ -665,7 +665,8 @@ SHIPPED = Recipe(
     question_penalty=0.9,
     pool=200,
 )
-"""What memdir.kernel.journal and memdir.kernel.recall implement: the proposed recipe without the
+"""What memdir.kernel.storage.journal and memdir.kernel.index.recall implement: the proposed recipe
+without the
 bigram columns and the session table (each within noise on the held-out conversations) and
 with the month instead of the day in the date column."""
 

@@ -5,9 +5,9 @@ Run from the repository root (a few seconds)::
     python benchmarks/locomo_incremental.py [path/to/locomo7-dev.json]
 
 ``benchmarks/locomo_ablation.py`` builds each conversation's index in one go. This script
-indexes the same turns the way ``memdir.kernel.journal`` must: appended one at a time, each
+indexes the same turns the way ``memdir.kernel.storage.journal`` must: appended one at a time, each
 new turn updating only the rows of the two turns before it in its session and its session's
-row, then searches the way ``memdir.kernel.recall.search_turns`` should. It prints its figures
+row, then searches the way ``memdir.kernel.index.recall.search_turns`` should. It prints its figures
 beside the batch-built *proposed* recipe's, which they must equal (a check that the recipe is
 incremental), and is meant as a template for the change to journal.py and recall.py.
 
@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 from memdir.bench.locomo import Scores, load
-from memdir.kernel.text import STOP_WORDS, fts_match, index_text, terms, words
+from memdir.kernel.lang.text import STOP_WORDS, fts_match, index_text, terms, words
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import locomo_ablation as batch
@@ -137,7 +137,7 @@ def append_turn(conn: sqlite3.Connection, who: str, text: str, session: str, at:
 def query_terms(query: str) -> list[str]:
     """Return the distinct query terms, STOP_WORDS and QUESTION_WORDS dropped (all if none).
 
-    memdir.kernel.text.query_terms with QUESTION_WORDS as extra stop words, for Latin text.
+    memdir.kernel.lang.text.query_terms with QUESTION_WORDS as extra stop words, for Latin text.
     """
     every: dict[str, None] = {}
     kept: dict[str, None] = {}

@@ -5,7 +5,7 @@ Usage::
     python benchmarks/recall_cap.py                 # a 100,000-record store (built in ~80 s)
     python benchmarks/recall_cap.py --records 20000
 
-``CANDIDATE_CAP`` (``memdir.kernel.recall``) leaves a query's commonest words out of the FTS
+``CANDIDATE_CAP`` (``memdir.kernel.index.recall``) leaves a query's commonest words out of the FTS
 search once the rarer ones match that many records. For each cap this prints recall's p50/p95
 and, against an exhaustive ranking (no cap, a pool of 2,000), the share of the top 10 it keeps
 (texts, so equal records count once) and how often the top result is the same. The pool is
@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import scale
 
 from memdir import service
-from memdir.kernel import recall as R
+from memdir.kernel.index import recall as R
 from memdir.store import bulk
 from memdir.store.scan import open_handle
 

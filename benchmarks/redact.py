@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from memdir.kernel.redact import find_secrets
+from memdir.kernel.lang.redact import find_secrets
 
 UNITS = ["TOKEN", "AUTH", "a=", "key: ", "-p ", "mysql ", "Bearer ", "x" * 5, "password ", "pw is "]
 SIZES = [6_000, 24_000, 96_000]

@@ -76,9 +76,9 @@ def _mb(n: float) -> str:
 def run_records(count: int, queries: int, scans: int) -> dict[str, object]:
     """Build a store of ``count`` records and measure it (runs inside a subprocess)."""
     from memdir import service
-    from memdir.kernel import lifecycle
-    from memdir.kernel.recall import recall
-    from memdir.kernel.text import terms
+    from memdir.kernel.index.recall import recall
+    from memdir.kernel.lang.text import terms
+    from memdir.kernel.storage import lifecycle
     from memdir.records import codec
     from memdir.store import bulk
     from memdir.store.scan import open_handle, reindex
@@ -153,7 +153,7 @@ def run_records(count: int, queries: int, scans: int) -> dict[str, object]:
         for q in asked[: max(scans * 4, 20)]:
             t0 = time.perf_counter()
             wanted = set(terms(q))
-            rows = handle.index.conn.execute("SELECT id, text FROM records WHERE status='active'")
+            rows = [(r[0], r[3]) for r in handle.index.record_texts(statuses=("active",))]
             scored = [(len(wanted & set(terms(text))), rid) for rid, text in rows]
             scored.sort(reverse=True)
             brute_times.append((time.perf_counter() - t0) * 1000)
@@ -180,9 +180,9 @@ def run_records(count: int, queries: int, scans: int) -> dict[str, object]:
 def run_turns(count: int, queries: int) -> dict[str, object]:
     """Write a journal of ``count`` turns, index it, and time journal search (in a subprocess)."""
     from memdir import service
-    from memdir.kernel import journal
     from memdir.kernel.index import Index
-    from memdir.kernel.recall import search_turns
+    from memdir.kernel.index.recall import search_turns
+    from memdir.kernel.storage import journal
 
     texts, questions = _sentences()
     rng = random.Random(count)

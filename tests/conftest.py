@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from memdir.kernel.channel import AGENT_MARKERS
+from memdir.service.channel import AGENT_MARKERS
 
 
 def _find_shared() -> Path:

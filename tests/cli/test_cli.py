@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from memdir.kernel.model import FIELD_ORDER
+from memdir.kernel.base.model import FIELD_ORDER
 from tests.conftest import run_cli
 
 RECORD_KEYS = [*FIELD_ORDER, "body"]

@@ -15,8 +15,8 @@ def _loaded(code: str) -> set[str]:
 
 def test_the_kernel_imports_only_the_standard_library() -> None:
     loaded = _loaded(
-        "import memdir.kernel.lifecycle, memdir.kernel.recall, memdir.kernel.journal, "
-        "memdir.kernel.txn, memdir.kernel.channel"
+        "import memdir.kernel.storage.lifecycle, memdir.kernel.index.recall, memdir.kernel.storage.journal, "
+        "memdir.kernel.storage.txn, memdir.kernel.base.caller"
     )
     third_party = {m.split(".")[0] for m in loaded} & HEAVY
     assert third_party == set()

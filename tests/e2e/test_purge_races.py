@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memdir import service
-from memdir.kernel import journal
+from memdir.kernel.storage import journal
 
 SECRET = "the vault unlock phrase is periwinkle ostrich"
 OLD_ROWS = 150_000
@@ -156,5 +156,5 @@ def test_appends_made_while_purge_rewrites_the_logs_all_survive(store: Path) -> 
     ]
     with service.opened(store) as handle:
         journal.sync_journal(handle.index, store)
-        indexed = [row[0] for row in handle.index.conn.execute("SELECT text FROM turns")]
+        indexed = [row[0] for row in handle.index._conn.execute("SELECT text FROM turns")]
     assert sorted(indexed) == sorted(turns)

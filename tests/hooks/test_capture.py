@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from memdir import service
-from memdir.kernel import fence
+from memdir.kernel.lang import fence
 from memdir.service import project
 from tests.hooks.conftest import HookRun, run_hook
 

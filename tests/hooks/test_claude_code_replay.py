@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from memdir import service
-from memdir.kernel import session
+from memdir.kernel.storage import session
 from tests.hooks.conftest import HookRun, run_hook
 from tests.hosts.conformance.conftest import PROJECT_FILES
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from memdir.kernel import session as session_state
+from memdir.kernel.storage import session as session_state
 from tests.hooks.conftest import HookRun, run_hook
 
 FIXTURES = Path(__file__).resolve().parent.parent / "hosts" / "fixtures" / "codex-0.171.0"

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from memdir import service
-from memdir.kernel import session
+from memdir.kernel.storage import session
 from tests.hooks.conftest import HookRun, run_hook
 
 FIXTURES = Path(__file__).resolve().parent.parent / "hosts" / "fixtures" / "gemini-cli-0.61.0"

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from memdir import service
-from memdir.kernel import session
+from memdir.kernel.storage import session
 from tests.hooks.conftest import HookRun, run_hook
 
 Hook = Callable[..., HookRun]
@@ -368,7 +368,7 @@ def test_a_store_whose_every_record_is_quarantined_is_not_cold(store: Path, hook
 
 def _prompt_while_the_store_is_held(store: Path, hook: Hook, prompt: str) -> HookRun:
     """Send ``prompt`` while this process holds the store lock past the hook's budget."""
-    from memdir.kernel.lock import store_lock
+    from memdir.kernel.storage.lock import store_lock
 
     with store_lock(store, "test holds the store"):
         run = hook("UserPromptSubmit", prompt=prompt)

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from memdir import service
-from memdir.kernel import session
+from memdir.kernel.storage import session
 from tests.conftest import SHARED
 from tests.hooks.conftest import HookRun, _base_env, run_hook
 from tests.mcp.test_server import INITIALIZE

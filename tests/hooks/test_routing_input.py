@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from memdir import service
-from memdir.kernel import session
+from memdir.kernel.storage import session
 from tests.conftest import git
 from tests.hooks.conftest import _base_env, run_hook
 
@@ -162,7 +162,7 @@ def test_b50_a_5mb_prompt_still_stores_the_belief_at_its_end_within_the_deadline
 
 def test_b50_a_payload_over_the_parse_limit_keeps_its_event(store: Path) -> None:
     """Past the parse limit only the two ends are kept: the prompt's end is still seen."""
-    from memdir.kernel import hookio
+    from memdir.kernel.hostio import hookio
 
     prompt = "a" * 300_000 + " remember that the release train leaves on Monday"
     data = json.dumps(

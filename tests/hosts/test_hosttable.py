@@ -6,8 +6,8 @@ import subprocess
 import sys
 
 from memdir.hosts import HOSTS
-from memdir.kernel import hosttable
-from memdir.kernel.hosttable import CANONICAL_EVENTS
+from memdir.kernel.hostio import hosttable
+from memdir.kernel.hostio.hosttable import CANONICAL_EVENTS
 
 
 def test_every_host_maps_only_known_events_and_installable_hosts_say_where_to_write() -> None:
@@ -58,7 +58,7 @@ def test_gemini_timeouts_are_milliseconds() -> None:
 
 def test_the_table_imports_nothing_beyond_the_standard_library() -> None:
     code = (
-        "import sys; before=set(sys.modules); import memdir.kernel.hosttable; "
+        "import sys; before=set(sys.modules); import memdir.kernel.hostio.hosttable; "
         "new=set(sys.modules)-before; "
         "print(sorted(m for m in new if not m.startswith(('memdir', '__future__'))))"
     )

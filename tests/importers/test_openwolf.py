@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from memdir import service
-from memdir.kernel import anatomy
+from memdir.kernel.filemap import anatomy
 from tests.importers.conftest import FIXTURES, commits, rollback, run_import, texts
 
 CREATED = {

@@ -6,7 +6,7 @@ import json
 import time
 from pathlib import Path
 
-from memdir.kernel import anatomy
+from memdir.kernel.filemap import anatomy
 from memdir.service import project
 from tests.conftest import run_cli
 

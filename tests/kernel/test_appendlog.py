@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from memdir.kernel.appendlog import append, drop_head, rewrite
+from memdir.kernel.base.appendlog import append, drop_head, rewrite
 
 APPEND = (
-    "import sys; from pathlib import Path; from memdir.kernel.jsonl import append_line\n"
+    "import sys; from pathlib import Path; from memdir.kernel.base.jsonl import append_line\n"
     "append_line(Path(sys.argv[1]), {'n': sys.argv[2]}, wait=float(sys.argv[3]))\n"
 )
 

@@ -8,9 +8,9 @@ import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from memdir.kernel import journal
 from memdir.kernel.index import LATEST_VERSION, Index
-from memdir.kernel.text import index_text, month_words, terms
+from memdir.kernel.lang.text import index_text, month_words, terms
+from memdir.kernel.storage import journal
 
 WORDS = [
     *("deploy", "cache", "kafka", "postgres", "retry", "budget"),
@@ -33,11 +33,11 @@ def _append(store: Path, count: int, seed: int = 7) -> None:
 
 def _snapshot(store: Path) -> tuple[list[tuple[str, ...]], dict[str, int]]:
     with Index(store) as index:
-        rows = index.conn.execute(
+        rows = index._conn.execute(
             "SELECT t.session, t.text, t.at, f.text, f.date, f.context"
             " FROM turns t JOIN turns_fts f ON f.rowid = t.rowid ORDER BY t.at, t.rowid"
         ).fetchall()
-        counts = dict(index.conn.execute("SELECT term, rows FROM turn_df WHERE rows > 0"))
+        counts = dict(index._conn.execute("SELECT term, rows FROM turn_df WHERE rows > 0"))
     return rows, counts
 
 
@@ -119,7 +119,7 @@ def test_an_index_from_before_turn_counts_is_upgraded_once_with_a_backup(tmp_pat
     conn.commit()
     conn.close()
     with Index(tmp_path) as index:
-        assert index.conn.execute("PRAGMA user_version").fetchone()[0] == LATEST_VERSION
+        assert index._conn.execute("PRAGMA user_version").fetchone()[0] == LATEST_VERSION
     backup = tmp_path / "state" / "backups" / "index-v1.sqlite"
     assert backup.exists()
     with sqlite3.connect(backup) as old:

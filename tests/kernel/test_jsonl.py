@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from memdir.kernel.errors import JournalOffsetError, UsageError
-from memdir.kernel.jsonl import MAX_LINE_BYTES, append_line, read_tail
+from memdir.kernel.base.errors import JournalOffsetError, UsageError
+from memdir.kernel.base.jsonl import MAX_LINE_BYTES, append_line, read_tail
 
 
 def test_read_tail_leaves_a_partial_line_for_the_next_call(tmp_path: Path) -> None:
@@ -54,7 +54,7 @@ def test_append_refuses_an_over_long_line(tmp_path: Path) -> None:
 def test_concurrent_appenders_never_interleave_bytes(tmp_path: Path) -> None:
     journal = tmp_path / "j.jsonl"
     script = (
-        "import sys; from pathlib import Path; from memdir.kernel.jsonl import append_line\n"
+        "import sys; from pathlib import Path; from memdir.kernel.base.jsonl import append_line\n"
         "for i in range(200): append_line(Path(sys.argv[1]), {'w': sys.argv[2], 'i': i, 'pad': 'x' * 3000})\n"
     )
     procs = [

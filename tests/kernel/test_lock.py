@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from memdir.kernel.errors import LockTimeoutError
-from memdir.kernel.lock import inspect_lock, store_lock
+from memdir.kernel.base.errors import LockTimeoutError
+from memdir.kernel.storage.lock import inspect_lock, store_lock
 
 COUNTER = """
 import sys
 from pathlib import Path
-from memdir.kernel.lock import store_lock
+from memdir.kernel.storage.lock import store_lock
 store = Path(sys.argv[1])
 for _ in range(50):
     with store_lock(store, "test"):
@@ -34,7 +34,7 @@ def test_a_held_lock_times_out_with_the_holder_named(tmp_path: Path) -> None:
         [
             sys.executable,
             "-c",
-            "import sys,time; from pathlib import Path; from memdir.kernel.lock import store_lock\n"
+            "import sys,time; from pathlib import Path; from memdir.kernel.storage.lock import store_lock\n"
             "with store_lock(Path(sys.argv[1]), 'holding'):\n"
             "    print('held', flush=True); time.sleep(30)\n",
             str(tmp_path),

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from memdir import service
-from memdir.kernel.errors import StoreNotFoundError
-from memdir.kernel.paths import discover_store, is_within, project_root_for, resolve_store
+from memdir.kernel.base.errors import StoreNotFoundError
+from memdir.kernel.storage.paths import discover_store, is_within, project_root_for, resolve_store
 from tests.conftest import git
 
 

@@ -2,8 +2,14 @@ import time
 
 import pytest
 
-from memdir.kernel.errors import SecretError
-from memdir.kernel.redact import check_text, find_secrets, is_secret_path, redact, strip_private
+from memdir.kernel.base.errors import SecretError
+from memdir.kernel.lang.redact import (
+    check_text,
+    find_secrets,
+    is_secret_path,
+    redact,
+    strip_private,
+)
 
 # B31: value-shaped secrets from a real .env, a key block and a URL.
 SECRETS = {
@@ -95,7 +101,7 @@ def test_ordinary_files_are_not_secret(path: str) -> None:
 
 
 def test_the_cheap_screen_never_hides_a_secret_the_patterns_find() -> None:
-    from memdir.kernel.redact import _MAYBE, _patterns
+    from memdir.kernel.lang.redact import _MAYBE, _patterns
 
     samples = [
         *SECRETS,

@@ -6,7 +6,7 @@ import re
 import sqlite3
 import string
 
-from memdir.kernel.stem import stem
+from memdir.kernel.lang.stem import stem
 from tests.conftest import SHARED
 
 

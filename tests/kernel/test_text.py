@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from memdir.kernel.text import (
+from memdir.kernel.lang.text import (
     estimate_tokens,
     fts_match,
     normalized_text,

@@ -22,8 +22,8 @@ from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
 
 from memdir import service
-from memdir.kernel.ids import mint_id
-from memdir.kernel.lock import store_lock
+from memdir.kernel.base.ids import mint_id
+from memdir.kernel.storage.lock import store_lock
 from memdir.service.memory import import_records
 from tests.mcp.test_server import INITIALIZE
 

@@ -13,7 +13,7 @@ from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
 
 from memdir import __version__, service
-from memdir.kernel.model import KINDS, STATUSES
+from memdir.kernel.base.model import KINDS, STATUSES
 from memdir.mcp.server import build_server
 
 pytestmark = pytest.mark.anyio

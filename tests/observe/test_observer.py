@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -13,7 +14,7 @@ from typing import Any, ClassVar
 import pytest
 
 from memdir import service
-from memdir.kernel.clock import parse_instant
+from memdir.kernel.base.clock import parse_instant
 from memdir.service import memory
 
 
@@ -422,3 +423,53 @@ def test_a_journal_rewritten_before_the_offset_is_read_again_from_its_start(
     assert again.turns == 2
     assert "We decided to make the CLI rich" in _statuses(store)
     assert memory.observe_once(store, offline=True).turns == 0  # then in step again
+
+
+def test_a_short_chinese_decision_is_kept_and_a_chinese_acknowledgement_is_not(
+    store: Path,
+) -> None:
+    # issue 11 item 12: 11 characters, dropped while the limit counted them as Latin letters.
+    _say(store, "我们决定用 Redis")
+    _say(store, "好的，谢谢")  # an acknowledgement stays noise
+    _say(store, "ok thanks")
+    result = memory.observe_once(store, offline=True)
+    assert result.turns == 1
+    assert _statuses(store) == {"我们决定用 Redis": "candidate"}
+
+
+def test_cjk_text_is_measured_fairly() -> None:
+    from memdir.observe.extract import MIN_CHARS, is_noise, measure
+
+    assert measure("我们决定用 Redis") == 16 >= MIN_CHARS
+    assert not is_noise("我们决定用红色按钮")  # nine characters
+    assert is_noise("好的") and is_noise("ok, sure") and is_noise("/compact now please")
+    assert measure("plain ascii") == len("plain ascii")
+
+
+def test_min_lines_waits_for_enough_worthy_turns_then_distils_them_all(store: Path) -> None:
+    manifest = store / "memdir.toml"
+    manifest.write_text(re.sub(r"(?m)^min_lines = 1\b", "min_lines = 3", manifest.read_text()))
+    _say(store, "We decided to ship on Tuesdays.")
+    _say(store, "ok")  # noise does not count towards min_lines
+    first = memory.observe_once(store, offline=True)
+    assert (first.turns, first.waiting) == (0, 1)
+    assert _statuses(store) == {}
+    _say(store, "我们决定用 Redis")
+    _say(store, "I prefer short commit subjects.")
+    second = memory.observe_once(store, offline=True)
+    assert (second.turns, second.waiting) == (3, 0)
+    assert set(_statuses(store)) == {
+        "We decided to ship on Tuesdays",
+        "我们决定用 Redis",
+        "I prefer short commit subjects",
+    }
+
+
+def test_min_lines_below_one_is_a_clear_manifest_error(store: Path) -> None:
+    from memdir.kernel.base.errors import ManifestError
+    from memdir.kernel.storage.manifest import parse
+
+    manifest = store / "memdir.toml"
+    manifest.write_text(re.sub(r"(?m)^min_lines = 1\b", "min_lines = 0", manifest.read_text()))
+    with pytest.raises(ManifestError, match="min_lines"):
+        parse(store)

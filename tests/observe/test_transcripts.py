@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from memdir import service
-from memdir.kernel import session
-from memdir.kernel.errors import UsageError
+from memdir.kernel.base.errors import UsageError
+from memdir.kernel.storage import session
 from memdir.service import memory
 from tests.conftest import SHARED, run_cli
 

@@ -7,9 +7,9 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memdir.kernel.errors import RecordParseError
-from memdir.kernel.model import Record
-from memdir.kernel.recordfile import dump, read_canonical
+from memdir.kernel.base.errors import RecordParseError
+from memdir.kernel.base.model import Record
+from memdir.kernel.storage.recordfile import dump, read_canonical
 from memdir.records.codec import parse
 
 PATH = PurePath("records/fact/f-01jc9x2k7q4fz2.md")

@@ -21,8 +21,9 @@ from typing import Any
 import pytest
 
 from memdir import service
-from memdir.kernel.caller import SESSION_VARIABLES, Caller, from_trailers
+from memdir.kernel.base.caller import Caller, from_trailers
 from memdir.service import memory
+from memdir.service.channel import SESSION_VARIABLES
 
 AGENT_SHELLS = {
     "claude-code": {"CLAUDECODE": "1", "CLAUDE_CODE_SESSION_ID": "8a718ed2-2856-435b"},
@@ -410,7 +411,7 @@ def test_a_decided_proposal_cannot_be_decided_again_nor_by_the_agent(store: Path
     owners = service.remember(store, "The staging DB is read-only", caller=OWNER).record
     done = service.reject(store, owners.id, "wrong", caller=AGENT)
     assert done.proposal is not None
-    from memdir.kernel.errors import AuthorityError, UsageError
+    from memdir.kernel.base.errors import AuthorityError, UsageError
 
     with pytest.raises(AuthorityError):
         memory.proposal_accept(store, done.proposal.id, caller=AGENT)

@@ -22,9 +22,9 @@ import anyio
 import pytest
 
 from memdir import service
-from memdir.kernel import paths
-from memdir.kernel.model import Record
-from memdir.kernel.recordfile import dump
+from memdir.kernel.base.model import Record
+from memdir.kernel.storage import paths
+from memdir.kernel.storage.recordfile import dump
 from tests.conftest import git, run_cli
 from tests.hooks.conftest import run_hook
 from tests.reliability.runner import git_objects
@@ -190,7 +190,7 @@ def test_hook_file_paths_outside_the_project_are_never_read_or_recorded(
     service.reindex(jail.store)
     jail.assert_contained()
     assert [r.get("path") for r in _actions(jail.store)] == []  # nothing recorded as a path
-    # The session's state is a snapshot plus append-only events (kernel/session.py): read both.
+    # The session's state is a snapshot plus append-only events (kernel/storage/session.py): read both.
     state = "".join(p.read_text() for p in (jail.store / "state" / "sessions").glob("c1.*"))
     assert state  # the session's state was written (its hooks ran), only without the paths
     assert "outside" not in state and "canary" not in state

@@ -244,7 +244,7 @@ def test_a_killed_reindex_leaves_the_old_index_whole(store: Path, point: str) ->
     # kill must be the old index or the new one, never an empty one.
     with Index(store) as index:
         indexed = {doc["id"] for doc in index.list_docs()}
-        turns = index.conn.execute("SELECT count(*) FROM turns").fetchone()[0]
+        turns = index._conn.execute("SELECT count(*) FROM turns").fetchone()[0]
     assert indexed == set(expected)
     assert turns == 1
     assert_recovered(store, expected)
@@ -252,7 +252,7 @@ def test_a_killed_reindex_leaves_the_old_index_whole(store: Path, point: str) ->
         "we moved the queue to kafka last sprint"
     ]
     with Index(store) as index:  # the turn is counted once however often it was reindexed
-        assert index.conn.execute("SELECT rows FROM turn_df WHERE term = 'kafka'").fetchone() == (
+        assert index._conn.execute("SELECT rows FROM turn_df WHERE term = 'kafka'").fetchone() == (
             1,
         )
 

@@ -426,7 +426,7 @@ def test_a_store_lock_left_by_a_killed_process_does_not_block_anyone(store: Path
             "-c",
             "import os, signal, sys\n"
             "from pathlib import Path\n"
-            "from memdir.kernel.lock import store_lock\n"
+            "from memdir.kernel.storage.lock import store_lock\n"
             "with store_lock(Path(sys.argv[1]), 'remember'):\n"
             "    os.kill(os.getpid(), signal.SIGKILL)\n",
             str(store),
@@ -478,8 +478,8 @@ def test_an_index_from_a_newer_memdir_is_refused_untouched_and_reindex_recovers(
 ) -> None:
     acknowledged = seed(store)
     with Index(store) as index:
-        index.conn.execute(f"PRAGMA user_version = {LATEST_VERSION + 1}")
-        index.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        index._conn.execute(f"PRAGMA user_version = {LATEST_VERSION + 1}")
+        index._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     index_bytes = (store / "index.sqlite").read_bytes()
     before = snapshot(store)
 

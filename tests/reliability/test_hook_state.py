@@ -2,7 +2,7 @@
 
 Hundreds of hooks of one session run at once when an agent fans out tool calls on a busy
 machine. Each is a real ``python -m memdir hook`` process fed through a real pipe. Session
-state is an append-only event log folded when read (``memdir.kernel.session``), so no hook
+state is an append-only event log folded when read (``memdir.kernel.storage.session``), so no hook
 waits on another: nothing is dropped, nothing times out on a lock, ``health`` stays green.
 """
 
@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from memdir.kernel import session
-from memdir.kernel.paths import HOOK_GAVE_UP, log_hook_error
+from memdir.kernel.storage import session
+from memdir.kernel.storage.paths import HOOK_GAVE_UP, log_hook_error
 from tests.hooks.conftest import run_hook
 
 MEMDIR = [sys.executable, "-m", "memdir"]

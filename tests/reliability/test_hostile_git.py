@@ -297,7 +297,7 @@ def test_failed_correction_keeps_the_old_belief(store: Path, tmp_path: Path) -> 
 
 def test_interrupted_write_that_git_refuses_stays_pending(store: Path, tmp_path: Path) -> None:
     """An intent a killed writer left is finished when git works; until then it is absent."""
-    from memdir.kernel import txn
+    from memdir.kernel.storage import txn
 
     record_id = "f-0000000000zzzz"
     text = (

@@ -29,7 +29,7 @@ import anyio
 import pytest
 
 from memdir import service
-from memdir.kernel import fence
+from memdir.kernel.lang import fence
 from tests.conftest import git, run_cli
 from tests.hooks.conftest import HookRun, run_hook
 

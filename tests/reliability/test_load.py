@@ -735,7 +735,7 @@ def test_a_torn_journal_line_is_skipped_reported_and_never_glued_to(store: Path)
     server starts and answers, the hooks run, the earlier turns stay searchable, every new turn
     lands on a line of its own, and `memdir health` names the torn line.
     """
-    from memdir.kernel.clock import utc_now
+    from memdir.kernel.base.clock import utc_now
 
     day = utc_now().strftime("%Y-%m-%d")
     journal = store / "journal" / f"{day}.jsonl"

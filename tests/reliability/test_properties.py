@@ -30,12 +30,12 @@ from memdir import service
 from memdir.hooks import payload as hook_payload
 from memdir.hooks.context import Context
 from memdir.hooks.dispatch import HANDLERS
-from memdir.kernel import errors as errors_mod
-from memdir.kernel import hookio, hosttable
-from memdir.kernel.errors import RecordParseError
-from memdir.kernel.ids import SAFE_ID
-from memdir.kernel.model import ACCEPTED_ORIGINS, FIELD_ORDER, KINDS, SCOPES, STATUSES, Record
-from memdir.kernel.recordfile import ADVISORY, dump, read_canonical
+from memdir.kernel.base import errors as errors_mod
+from memdir.kernel.base.errors import RecordParseError
+from memdir.kernel.base.ids import SAFE_ID
+from memdir.kernel.base.model import ACCEPTED_ORIGINS, FIELD_ORDER, KINDS, SCOPES, STATUSES, Record
+from memdir.kernel.hostio import hookio, hosttable
+from memdir.kernel.storage.recordfile import ADVISORY, dump, read_canonical
 from memdir.records.codec import parse, read_file
 
 # One fixed sequence of examples per test: deterministic in CI, no .hypothesis folder written

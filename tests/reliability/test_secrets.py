@@ -1,6 +1,6 @@
 """The secrets matrix: every secret pattern through every path that persists text.
 
-The patterns are enumerated from the scanner itself (``memdir.kernel.redact``), so a pattern
+The patterns are enumerated from the scanner itself (``memdir.kernel.lang.redact``), so a pattern
 added there fails :func:`test_every_pattern_has_a_sample` until it has a sample here, and is
 then driven through every path below. Each sample carries a *marker*: characters from the
 middle of the secret value, after any published prefix that a mask keeps (``sk-proj-``).
@@ -32,10 +32,10 @@ import anyio
 import pytest
 
 from memdir import service
-from memdir.kernel import paths
-from memdir.kernel.model import Record
-from memdir.kernel.recordfile import dump
-from memdir.kernel.redact import _patterns, _value_span, find_secrets
+from memdir.kernel.base.model import Record
+from memdir.kernel.lang.redact import _patterns, _value_span, find_secrets
+from memdir.kernel.storage import paths
+from memdir.kernel.storage.recordfile import dump
 from memdir.service import project as project_service
 from tests.conftest import run_cli
 from tests.hooks.conftest import HookRun, run_hook

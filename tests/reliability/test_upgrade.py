@@ -23,8 +23,8 @@ import pytest
 
 from memdir import service
 from memdir.kernel.index import LATEST_VERSION, MIGRATIONS
-from memdir.kernel.manifest import FORMAT_VERSION, Manifest
-from memdir.kernel.text import month_words, terms
+from memdir.kernel.lang.text import month_words, terms
+from memdir.kernel.storage.manifest import FORMAT_VERSION, Manifest
 from tests.conftest import git
 from tests.hooks.conftest import run_hook
 from tests.reliability.runner import memdir

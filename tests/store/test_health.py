@@ -7,10 +7,10 @@ import time
 from pathlib import Path
 
 from memdir import service
-from memdir.kernel import txn
+from memdir.kernel.base.model import Record
 from memdir.kernel.index import Index
-from memdir.kernel.model import Record
-from memdir.kernel.recordfile import dump
+from memdir.kernel.storage import txn
+from memdir.kernel.storage.recordfile import dump
 from tests.conftest import run_cli
 
 
@@ -136,7 +136,7 @@ def test_a_corrupt_index_is_rebuilt_and_a_newer_one_refused(store: Path) -> None
         "Survives a corrupt index"
     ]
     with Index(store) as index:
-        index.conn.execute("PRAGMA user_version = 99")
+        index._conn.execute("PRAGMA user_version = 99")
     result = run_cli("recall", "corrupt", "--json")
     assert result.exit_code == 1
     assert json.loads(result.stdout)["error"]["code"] == "index_format"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from memdir import service
-from memdir.kernel.errors import GitError, NotFoundError, UsageError
+from memdir.kernel.base.errors import GitError, NotFoundError, UsageError
 from tests.conftest import git, run_cli
 
 
@@ -95,7 +95,7 @@ def test_a_large_bulk_import_leaves_the_history_packed(store: Path, tmp_path: Pa
 
 
 def test_head_is_read_from_loose_and_packed_refs_as_git_reads_it(store: Path) -> None:
-    from memdir.kernel import gitio
+    from memdir.kernel.storage import gitio
 
     service.remember(store, "The staging database is called blue-heron")
     assert gitio.head_commit(store) == git(store, "rev-parse", "HEAD").strip()

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from memdir import service
-from memdir.kernel import clock
+from memdir.kernel.base import clock
 from memdir.service import memory
 from tests.conftest import git, run_cli
 

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from memdir import service
-from memdir.kernel.errors import (
+from memdir.kernel.base.errors import (
     NotFoundError,
     ProvenanceError,
     RejectedBeliefError,

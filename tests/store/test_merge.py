@@ -4,7 +4,7 @@ import subprocess
 from pathlib import Path
 
 from memdir import service
-from memdir.kernel.paths import is_store
+from memdir.kernel.storage.paths import is_store
 from tests.conftest import git
 
 

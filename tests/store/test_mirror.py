@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from memdir import service
-from memdir.kernel import digest
-from memdir.kernel.index import Index
+from memdir.kernel.index import Index, digest
 from memdir.store import mirror
 from tests.conftest import run_cli
 

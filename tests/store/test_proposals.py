@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from memdir.kernel.caller import SESSION_VARIABLES
+from memdir.service.channel import SESSION_VARIABLES
 
 AGENT = {"CLAUDECODE": "1"}
 
@@ -181,8 +181,8 @@ def test_an_accept_killed_before_its_commit_is_completed_whole(
     store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from memdir import service
-    from memdir.kernel import gitio
-    from memdir.kernel.caller import Caller
+    from memdir.kernel.base.caller import Caller
+    from memdir.kernel.storage import gitio
     from memdir.service import memory
 
     owner, agent = Caller("owner", "cli"), Caller("agent", "mcp", host="claude-code")
@@ -222,8 +222,8 @@ def test_a_proposal_about_text_reworded_since_is_obsolete_and_a_tag_change_is_no
     store: Path,
 ) -> None:
     from memdir import service
-    from memdir.kernel.caller import Caller
-    from memdir.kernel.errors import ObsoleteProposalError
+    from memdir.kernel.base.caller import Caller
+    from memdir.kernel.base.errors import ObsoleteProposalError
     from memdir.service import memory
 
     owner, agent = Caller("owner", "cli"), Caller("agent", "mcp", host="claude-code")

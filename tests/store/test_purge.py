@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from memdir import service
-from memdir.kernel.errors import UsageError
+from memdir.kernel.base.errors import UsageError
 from tests.conftest import git, run_cli
 
 SECRET_WORDS = "zebrafish quantum marmalade sentinel"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memdir.kernel import session
+from memdir.kernel.storage import session
 from memdir.service import project
 
 SAME_SECOND = "2099-01-01T00:00:00Z"

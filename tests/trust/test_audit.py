@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from memdir import service
-from memdir.kernel import audit, gitio
-from memdir.kernel.caller import Caller
-from memdir.kernel.errors import AuthorityError
+from memdir.kernel.base.caller import Caller
+from memdir.kernel.base.errors import AuthorityError
+from memdir.kernel.storage import audit, gitio
 from tests.conftest import git, run_cli
 
 OWNER = Caller("owner", "cli")

@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from memdir import service
-from memdir.kernel import audit
-from memdir.kernel.caller import Caller
+from memdir.kernel.base.caller import Caller
+from memdir.kernel.storage import audit
 from memdir.observe.observer import person_said
 from memdir.service import memory
 

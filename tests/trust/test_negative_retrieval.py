@@ -18,7 +18,7 @@ import pytest
 from mcp.client.client import Client
 
 from memdir import service
-from memdir.kernel.caller import OBSERVER, Caller
+from memdir.kernel.base.caller import OBSERVER, Caller
 from memdir.mcp.server import build_server
 from memdir.service import memory
 from tests.conftest import run_cli
@@ -69,7 +69,7 @@ def fixture_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     mp = pytest.MonkeyPatch()
     import os
 
-    from memdir.kernel.channel import AGENT_MARKERS
+    from memdir.service.channel import AGENT_MARKERS
     from tests.conftest import git
 
     home = tmp_path_factory.mktemp("neg-home")

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from memdir import service
-from memdir.kernel.caller import Caller
-from memdir.kernel.errors import RejectedBeliefError
+from memdir.kernel.base.caller import Caller
+from memdir.kernel.base.errors import RejectedBeliefError
 from tests.conftest import git, run_cli
 
 WRONG = "Deploys go out on Fridays after lunch."
@@ -121,7 +121,7 @@ def test_only_the_owner_lifts_a_tombstone_and_then_the_value_is_accepted(
 
 def test_a_review_style_reject_then_reactivation_by_edit_is_refused(store: Path) -> None:
     """The check lives in the one write path: any status change back to a live text is caught."""
-    from memdir.kernel import lifecycle
+    from memdir.kernel.storage import lifecycle
 
     rid = _rejected(store)
     other = service.remember(store, RIGHT, kind="decision").record
@@ -166,7 +166,7 @@ def test_health_names_a_tombstoned_value_that_arrived_by_hand(store: Path) -> No
 def test_rolling_back_a_reject_lifts_its_tombstone_and_an_unrolled_reject_still_refuses(
     store: Path,
 ) -> None:
-    from memdir.kernel import audit
+    from memdir.kernel.storage import audit
 
     kept = service.remember(store, RIGHT, kind="decision").record
     service.reject(store, kept.id, "not sure")

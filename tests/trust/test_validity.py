@@ -14,7 +14,7 @@ import pytest
 from mcp.client.client import Client
 
 from memdir import service
-from memdir.kernel.clock import now_iso
+from memdir.kernel.base.clock import now_iso
 from memdir.mcp.server import build_server
 from tests.conftest import git, run_cli
 

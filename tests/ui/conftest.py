@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from memdir import service
-from memdir.kernel import session
-from memdir.kernel.caller import Caller
+from memdir.kernel.base.caller import Caller
+from memdir.kernel.storage import session
 from memdir.service import memory
 
 

@@ -14,7 +14,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from memdir import service
-from memdir.kernel.caller import Caller
+from memdir.kernel.base.caller import Caller
 from memdir.service import memory
 from memdir.ui.app import cookie_name, create_app
 from tests.ui.conftest import Seeded
@@ -175,7 +175,7 @@ def test_sessions_and_one_session(seeded: Seeded) -> None:
 
 
 def test_a_session_whose_id_is_not_file_safe_opens_too(store: Path) -> None:
-    from memdir.kernel import session
+    from memdir.kernel.storage import session
 
     odd = "rollout 2026/12/03 #7"
     session.record(store, odd, {"e": "inject", "ids": ["d-01m8yh3jt66kr8"], "tokens": 9})

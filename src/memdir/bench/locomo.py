@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 import statistics
 import tempfile
 import time
@@ -35,11 +34,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from memdir.kernel import journal
-from memdir.kernel.errors import UsageError
+from memdir.kernel.base.errors import UsageError
 from memdir.kernel.index import Index
-from memdir.kernel.recall import TURN_WEIGHTS, search_turns
-from memdir.kernel.text import STOP_WORDS
+from memdir.kernel.index.foreign import PlainTextSearch
+from memdir.kernel.index.recall import TURN_WEIGHTS, search_turns
+from memdir.kernel.lang.text import STOP_WORDS
+from memdir.kernel.storage import journal
 from memdir.store.setup import init_store
 
 DEFAULT_KS = (5, 10, 25, 50)
@@ -176,26 +176,15 @@ _WORD = re.compile(r"\w+")
 
 def build_reference(conversation: Conversation) -> tuple[Searcher, Callable[[], None]]:
     """Index the same turns in a plain FTS5 table (unicode61); any-term BM25 search."""
-    conn = sqlite3.connect(":memory:")
-    conn.execute("CREATE VIRTUAL TABLE t USING fts5(text, tokenize='unicode61')")
-    conn.executemany(
-        "INSERT INTO t (rowid, text) VALUES (?, ?)",
-        [(i, turn["text"]) for i, turn in enumerate(conversation.turns)],
-    )
+    table = PlainTextSearch([turn["text"] for turn in conversation.turns])
     ids = [turn["dia_id"] for turn in conversation.turns]
 
     def search(question: str, k: int) -> list[str]:
         words = [w for w in _WORD.findall(question.lower()) if w not in STOP_WORDS]
         words = list(dict.fromkeys(words)) or _WORD.findall(question.lower())
-        if not words:
-            return []
-        match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
-        rows = conn.execute(
-            "SELECT rowid FROM t WHERE t MATCH ? ORDER BY bm25(t) LIMIT ?", (match, k)
-        ).fetchall()
-        return [ids[r[0]] for r in rows]
+        return [ids[i] for i in table.search(words, k)]
 
-    return search, conn.close
+    return search, table.close
 
 
 @dataclass

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
 import click
 
 from memdir import __version__
 from memdir.cli.output import JSON_FLAG, fail
-from memdir.kernel.errors import MemdirError, StorageError
+from memdir.kernel.base.errors import MemdirError, StorageError
+from memdir.kernel.index import OperationalError, operational_cause
 
 
 class MemdirGroup(click.Group):
@@ -32,13 +32,8 @@ class MemdirGroup(click.Group):
             )
             fail(wrapped, as_json=ctx.meta.get(JSON_FLAG, False))
             ctx.exit(1)
-        except sqlite3.OperationalError as err:
-            code = (getattr(err, "sqlite_errorcode", None) or 0) & 0xFF
-            cause = {
-                sqlite3.SQLITE_FULL: "the disk is full",
-                sqlite3.SQLITE_READONLY: "the index cannot be written (is the store read-only?)",
-                sqlite3.SQLITE_IOERR: "the index cannot be read or written (I/O error)",
-            }.get(code, "the index is busy or unavailable")
+        except OperationalError as err:
+            cause = operational_cause(err)
             fail(StorageError(f"{cause}: {err}"), as_json=ctx.meta.get(JSON_FLAG, False))
             ctx.exit(1)
         except click.ClickException as err:

@@ -22,9 +22,9 @@ from typing import Any, TypeVar
 
 import click
 
-from memdir.kernel import paths
-from memdir.kernel.errors import MemdirError
-from memdir.kernel.fence import UNSHOWABLE, escape_json
+from memdir.kernel.base.errors import MemdirError
+from memdir.kernel.lang.fence import UNSHOWABLE, escape_json
+from memdir.kernel.storage import paths
 
 JSON_FLAG = "memdir_json"
 F = TypeVar("F", bound=Callable[..., Any])

@@ -8,7 +8,7 @@ really compress counts (:mod:`memdir.hooks.gemini_compress`); a host may skip Pr
 compaction is *open* from its first event until the session does something else (a prompt or a
 tool call): every later compaction event while it is open belongs to it, and records nothing
 new. A PreCompact seen after the open compaction's PostCompact starts the next compaction
-(the fold decides: :func:`memdir.kernel.session.join_compaction`).
+(the fold decides: :func:`memdir.kernel.storage.session.join_compaction`).
 
 The first event of a compaction records its checkpoint (reads and writes so far) and starts a
 new read generation, so the duplicate-read gate never refuses a file whose earlier read was
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from memdir.hooks.context import Context
 from memdir.hooks.payload import HookEvent, HookResult
-from memdir.kernel import session
+from memdir.kernel.storage import session
 
 
 def handle(event: HookEvent, context: Context) -> HookResult | None:

@@ -11,18 +11,18 @@ from __future__ import annotations
 import time
 from pathlib import Path, PureWindowsPath
 
-from memdir.kernel import manifest
-from memdir.kernel.errors import MemdirError
-from memdir.kernel.paths import state_dir
-from memdir.kernel.redact import is_secret_path
+from memdir.kernel.base.errors import MemdirError
+from memdir.kernel.lang.redact import is_secret_path
+from memdir.kernel.storage import manifest
+from memdir.kernel.storage.paths import state_dir
 
 TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from memdir.kernel.index import Index
-    from memdir.kernel.lifecycle import Handle
-    from memdir.kernel.manifest import Manifest
+    from memdir.kernel.storage.lifecycle import Handle
+    from memdir.kernel.storage.manifest import Manifest
 
 MIN_WAIT_SECONDS = 0.05
 REINDEX_MARKER = "reindex-spawned"
@@ -43,9 +43,8 @@ def _is_cold(index: Index, store: Path) -> bool:
     conflict-marked mid-merge), has been built: it is not cold, so a store of unreadable
     files does not start a reindex and refuse every prompt forever.
     """
-    for table in ("records", "files"):
-        if index.conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone() is not None:  # noqa: S608
-            return False
+    if not index.is_empty():
+        return False
     import os
 
     try:
@@ -152,7 +151,7 @@ class Context:
         """
         if not self._user_looked:
             self._user_looked = True
-            from memdir.kernel.paths import is_store, user_store_dir
+            from memdir.kernel.storage.paths import is_store, user_store_dir
 
             user = user_store_dir()
             try:
@@ -177,7 +176,7 @@ class Context:
         Raises:
             IndexColdError: the index is being rebuilt; nothing may be written through it.
         """
-        from memdir.kernel.lifecycle import Handle
+        from memdir.kernel.storage.lifecycle import Handle
 
         index = self.index
         if self.cold:

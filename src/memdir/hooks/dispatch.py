@@ -29,9 +29,10 @@ from pathlib import Path
 
 from memdir.hooks.context import Context
 from memdir.hooks.payload import HookResult, normalise, render
-from memdir.kernel import hookio, paths
-from memdir.kernel.hosttable import host_entry
-from memdir.kernel.lock import quiesce
+from memdir.kernel.hostio import hookio
+from memdir.kernel.hostio.hosttable import host_entry
+from memdir.kernel.storage import paths
+from memdir.kernel.storage.lock import quiesce
 
 TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
 if TYPE_CHECKING:
@@ -73,17 +74,17 @@ NO_DRAIN = frozenset({"PreToolUse"})
 
 
 def _drain_spool(context: Context) -> None:
-    """Store explicit requests an earlier hook ran out of time for (:mod:`memdir.kernel.spool`).
+    """Store explicit requests an earlier hook ran out of time for (see ``kernel.storage.spool``).
 
     Only with time left and a writable store; a failure leaves them for the next run.
     """
-    from memdir.kernel import spool
+    from memdir.kernel.storage import spool
 
     if context.read_only or context.expired() or not spool.pending(context.store):
         return
     import contextlib
 
-    from memdir.kernel.errors import MemdirError
+    from memdir.kernel.base.errors import MemdirError
 
     with contextlib.suppress(MemdirError, OSError):  # busy or cold: the next run tries again
         spool.drain(context.handle(), context.deadline)
@@ -146,7 +147,7 @@ def _recorded_store(session_id: str) -> Path | None:
     """Return the store recorded for this session at its start, if it still is one."""
     if not session_id or session_id == "default":
         return None
-    from memdir.kernel.session import session_key
+    from memdir.kernel.storage.session import session_key
 
     try:
         named = Path((_roots_dir() / session_key(session_id)).read_text(encoding="utf-8").strip())
@@ -159,8 +160,8 @@ def _record_store(session_id: str, store: Path) -> None:
     """Remember which store this session belongs to (in the user's state, beside no store)."""
     if not session_id or session_id == "default":
         return
-    from memdir.kernel.atomic import write_text_atomic
-    from memdir.kernel.session import session_key
+    from memdir.kernel.base.atomic import write_text_atomic
+    from memdir.kernel.storage.session import session_key
 
     folder = _roots_dir()
     try:

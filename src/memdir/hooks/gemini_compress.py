@@ -19,7 +19,7 @@ import os
 import re
 from pathlib import Path
 
-from memdir.kernel.hookio import text_field
+from memdir.kernel.hostio.hookio import text_field
 
 TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
 if TYPE_CHECKING:

@@ -11,8 +11,8 @@ Imports: standard library and the kernel only.
 
 from __future__ import annotations
 
-from memdir.kernel.hookio import dict_field, text_field
-from memdir.kernel.hosttable import CANONICAL_EVENTS, HOSTS, payload_field
+from memdir.kernel.hostio.hookio import dict_field, text_field
+from memdir.kernel.hostio.hosttable import CANONICAL_EVENTS, HOSTS, payload_field
 
 TYPE_CHECKING = False  # the hook path never imports typing or dataclasses (start-up cost)
 if TYPE_CHECKING:
@@ -95,7 +95,7 @@ def _prompt(payload: dict[str, Any]) -> str:
     prompt = text_field(payload, "prompt", "user_message")
     if "hook_context>" not in prompt and "memdir-memory" not in prompt:
         return prompt
-    from memdir.kernel.fence import strip_injected  # only when there is something to strip
+    from memdir.kernel.lang.fence import strip_injected  # only when there is something to strip
 
     return strip_injected(prompt)
 

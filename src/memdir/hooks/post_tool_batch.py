@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from memdir.hooks.context import Context
 from memdir.hooks.payload import HookEvent, HookResult
-from memdir.kernel import digest, session
-from memdir.kernel.text import estimate_tokens
+from memdir.kernel.index import digest
+from memdir.kernel.lang.text import estimate_tokens
+from memdir.kernel.storage import session
 
 
 def handle(event: HookEvent, context: Context) -> HookResult | None:

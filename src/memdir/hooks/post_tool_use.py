@@ -2,7 +2,7 @@
 
 Every tool event appends one row to ``actions/YYYY-MM-DD.jsonl`` first, with a single
 ``O_APPEND`` write and no store lock, so a slow or timed-out hook never loses it; a purge
-rewriting the file at that moment is waited for briefly (:mod:`memdir.kernel.appendlog`).
+rewriting the file at that moment is waited for briefly (:mod:`memdir.kernel.base.appendlog`).
 Paths are relative to the project; paths outside it (symlinks resolved), inside the store, or
 naming secret files are never recorded (DESIGN §10.4, §10.5). Bash commands are redacted and
 cut to 300 characters.
@@ -16,7 +16,7 @@ ranged; ``NotebookEdit`` is an edit; a failed call (``PostToolUseFailure``) is a
 
 A changed file's anatomy entry is updated under the store lock; when the lock is not free in
 time, the path goes to ``state/anatomy-spool.jsonl`` and the next update or ``memdir scan``
-merges it. Only the merged lines leave the spool (:func:`memdir.kernel.appendlog.drop_head`),
+merges it. Only the merged lines leave the spool (:func:`memdir.kernel.base.appendlog.drop_head`),
 so a path spooled while another hook merges is never deleted unmerged.
 
 Imports: standard library and the kernel only.
@@ -30,15 +30,16 @@ from pathlib import Path
 from memdir.hooks import tools
 from memdir.hooks.context import Context
 from memdir.hooks.payload import HookEvent, HookResult
-from memdir.kernel import appendlog, jsonl, session
-from memdir.kernel.clock import now_iso
-from memdir.kernel.errors import LockTimeoutError
-from memdir.kernel.hookio import text_field
-from memdir.kernel.hosttable import BELIEF_MCP_TOOLS, memdir_mcp_tool
-from memdir.kernel.lock import store_lock
-from memdir.kernel.paths import state_dir
-from memdir.kernel.redact import redact
-from memdir.kernel.text import truncate
+from memdir.kernel.base import appendlog, jsonl
+from memdir.kernel.base.clock import now_iso
+from memdir.kernel.base.errors import LockTimeoutError
+from memdir.kernel.hostio.hookio import text_field
+from memdir.kernel.hostio.hosttable import BELIEF_MCP_TOOLS, memdir_mcp_tool
+from memdir.kernel.lang.redact import redact
+from memdir.kernel.lang.text import truncate
+from memdir.kernel.storage import session
+from memdir.kernel.storage.lock import store_lock
+from memdir.kernel.storage.paths import state_dir
 
 TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
 if TYPE_CHECKING:
@@ -164,7 +165,7 @@ def patch_rows(event: HookEvent, context: Context) -> list[tuple[dict[str, Any],
 
 
 def _update_anatomy(context: Context, paths: list[str]) -> None:
-    from memdir.kernel import anatomy  # only when a file changed
+    from memdir.kernel.filemap import anatomy  # only when a file changed
 
     spool = state_dir(context.store) / SPOOL
     try:
@@ -274,7 +275,7 @@ def _full_read_tool(event: HookEvent) -> bool:
 
 
 def _read(context: Context, rel: str, full: bool) -> dict[str, Any] | None:
-    """What a read saw: the file's identity now (see :func:`memdir.kernel.session.observe`)."""
+    """What a read saw: the file's identity now (``session.observe``)."""
     seen = session.observe(context.project / rel)
     if seen is None:
         return None

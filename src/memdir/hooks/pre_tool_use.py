@@ -23,8 +23,8 @@ from pathlib import Path
 from memdir.hooks import tools
 from memdir.hooks.context import Context
 from memdir.hooks.payload import HookEvent, HookResult
-from memdir.kernel import session
-from memdir.kernel.hookio import text_field
+from memdir.kernel.hostio.hookio import text_field
+from memdir.kernel.storage import session
 
 
 def _target(event: HookEvent, context: Context) -> tuple[str | None, str]:
@@ -58,7 +58,7 @@ def refusal(rel: str, tokens: int, how: str) -> str:
         tokens: The estimated size of the earlier read.
         how: ``read`` (the Read tool) or ``cat`` (a shell read), for the advice given.
     """
-    from memdir.kernel.fence import neutralise  # only when refusing: a rare, slower path
+    from memdir.kernel.lang.fence import neutralise  # only when refusing: a rare, slower path
 
     shown = neutralise(rel)  # a file name is text from the project: shown like memory
     advice = (

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from memdir.hooks.context import Context
 from memdir.hooks.payload import HookEvent, HookResult
-from memdir.kernel import digest, session
+from memdir.kernel.index import digest
+from memdir.kernel.storage import session
 
 PREVIEWED = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolBatch")
 """Events that can give the agent something; the others never answer the host."""
@@ -37,7 +38,7 @@ def _session_start(event: HookEvent, context: Context) -> HookResult | None:
 
 
 def _prompt(event: HookEvent, context: Context) -> HookResult | None:
-    from memdir.kernel.explicit import find_requests
+    from memdir.kernel.base.explicit import find_requests
 
     if not event.prompt.strip():
         return None

@@ -4,7 +4,7 @@
 2. A sentence that asks to remember something ("remember that…", "from now on…", "记住…")
    is the owner speaking: it is written as an ``owner`` record citing the journal line
    (DESIGN §8). A secret or a rejected belief is refused, and the agent is told so. The
-   requests are spooled first (:mod:`memdir.kernel.spool`): when this hook runs out of time
+   requests are spooled first (:mod:`memdir.kernel.storage.spool`): when this hook runs out of time
    or the store is busy, the next hook run, the observer or ``memdir health`` stores them.
 3. Reminders queued by Stop are delivered once.
 4. Records relevant to the prompt are injected, only above ``[recall] prompt_min_score`` and
@@ -17,12 +17,13 @@ from __future__ import annotations
 
 from memdir.hooks.context import Context
 from memdir.hooks.payload import HookEvent, HookResult
-from memdir.kernel import digest, journal, session
-from memdir.kernel.caller import Caller
-from memdir.kernel.errors import MemdirError
-from memdir.kernel.explicit import find_requests
-from memdir.kernel.redact import redact
-from memdir.kernel.text import estimate_tokens
+from memdir.kernel.base.caller import Caller
+from memdir.kernel.base.errors import MemdirError
+from memdir.kernel.base.explicit import find_requests
+from memdir.kernel.index import digest
+from memdir.kernel.lang.redact import redact
+from memdir.kernel.lang.text import estimate_tokens
+from memdir.kernel.storage import journal, session
 
 
 def _store_requests(
@@ -33,7 +34,7 @@ def _store_requests(
     requests = find_requests(event.prompt)[:3]
     if not requests:
         return notes, stored
-    from memdir.kernel import lifecycle, spool  # only when the person asked to remember
+    from memdir.kernel.storage import lifecycle, spool  # only when the person asked to remember
 
     # Kept first: a hook that runs out of time leaves them for the next run (kernel.spool).
     kept = spool.add(

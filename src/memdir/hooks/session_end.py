@@ -15,7 +15,7 @@ import sys
 
 from memdir.hooks.context import Context
 from memdir.hooks.payload import HookEvent, HookResult
-from memdir.kernel import session
+from memdir.kernel.storage import session
 
 
 def handle(event: HookEvent, context: Context) -> HookResult | None:

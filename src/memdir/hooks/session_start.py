@@ -18,8 +18,9 @@ import sys
 
 from memdir.hooks.context import Context
 from memdir.hooks.payload import HookEvent, HookResult
-from memdir.kernel import digest, session
-from memdir.kernel.text import estimate_tokens
+from memdir.kernel.index import digest
+from memdir.kernel.lang.text import estimate_tokens
+from memdir.kernel.storage import session
 
 TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
 if TYPE_CHECKING:

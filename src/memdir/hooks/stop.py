@@ -5,7 +5,7 @@ Stop fires at the end of every turn. The answer is the payload's ``last_assistan
 assistant message in ``transcript_path`` (Claude Code's JSONL transcript). When the session has
 changed files and no belief was written (by ``memdir remember``/``correct``, the MCP tools under
 any host's name for them, a save the MCP server marked for this session
-(:mod:`memdir.kernel.saves`), or an explicit request in a prompt), a reminder is queued once
+(:mod:`memdir.kernel.storage.saves`), or an explicit request in a prompt), a reminder is queued once
 for the next prompt. Stopping is never blocked: a memory
 tool must not hold a person's session hostage.
 
@@ -23,9 +23,9 @@ from pathlib import Path
 
 from memdir.hooks.context import Context
 from memdir.hooks.payload import HookEvent, HookResult
-from memdir.kernel import journal, saves, session
-from memdir.kernel.errors import MemdirError
-from memdir.kernel.hookio import text_field
+from memdir.kernel.base.errors import MemdirError
+from memdir.kernel.hostio.hookio import text_field
+from memdir.kernel.storage import journal, saves, session
 
 TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
 if TYPE_CHECKING:

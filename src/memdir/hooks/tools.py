@@ -20,8 +20,8 @@
   Anything else (``grep``, ``rg``, pipelines, scripts) is a shell command, logged as such.
 - **Saves.** A shell command running ``memdir remember``/``correct`` saves a belief; a save
   through memdir's MCP tools is recognised under every host's naming by
-  :func:`memdir.kernel.hosttable.memdir_mcp_tool`, and the server marks the session itself
-  (:mod:`memdir.kernel.saves`).
+  :func:`memdir.kernel.hostio.hosttable.memdir_mcp_tool`, and the server marks the session itself
+  (:mod:`memdir.kernel.storage.saves`).
 
 Imports: standard library only.
 """

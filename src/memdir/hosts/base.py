@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True, slots=True)
 class HostSpec:
-    """One coding agent's integration points (see :mod:`memdir.kernel.hosttable` for each key).
+    """One coding agent's integration points (each key: :mod:`memdir.kernel.hostio.hosttable`).
 
     ``events`` maps memdir's canonical event to the host's own name (missing: the host has no
     such event, and memdir loses only that feature there). ``personal`` and ``shared`` say

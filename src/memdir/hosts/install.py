@@ -1,6 +1,6 @@
 """Installing memdir into a host: hooks, MCP entry, and a managed instruction block.
 
-Where things go comes from the host table (:mod:`memdir.kernel.hosttable`). A *personal*
+Where things go comes from the host table (:mod:`memdir.kernel.hostio.hosttable`). A *personal*
 install (the default) writes only files nobody commits, or writes a PATH-resolved ``memdir``
 command: Claude Code's hooks go to ``.claude/settings.local.json``, its server to the local scope
 in ``~/.claude.json`` and its instructions to ``CLAUDE.local.md`` (all three kept out of git);
@@ -40,10 +40,10 @@ from typing import Any
 
 from memdir.hosts import jsonedit
 from memdir.hosts.base import HostSpec
-from memdir.kernel.atomic import write_atomic, write_text_atomic
-from memdir.kernel.errors import MemdirError, UsageError
-from memdir.kernel.hosttable import SERVER_NAME, timeout_value
-from memdir.kernel.paths import state_dir
+from memdir.kernel.base.atomic import write_atomic, write_text_atomic
+from memdir.kernel.base.errors import MemdirError, UsageError
+from memdir.kernel.hostio.hosttable import SERVER_NAME, timeout_value
+from memdir.kernel.storage.paths import state_dir
 
 MARKER = "memdir hook"
 """What identifies memdir's own hook commands in a host's config."""

@@ -1,10 +1,10 @@
-"""The hosts memdir knows: a typed view of :data:`memdir.kernel.hosttable.HOSTS`."""
+"""The hosts memdir knows: a typed view of :data:`memdir.kernel.hostio.hosttable.HOSTS`."""
 
 from __future__ import annotations
 
 from memdir.hosts.base import HostSpec
-from memdir.kernel.errors import UsageError
-from memdir.kernel.hosttable import HOSTS as TABLE
+from memdir.kernel.base.errors import UsageError
+from memdir.kernel.hostio.hosttable import HOSTS as TABLE
 
 
 def _spec(name: str) -> HostSpec:

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from memdir.importers.pipeline import Item
-from memdir.kernel.errors import UsageError
+from memdir.kernel.base.errors import UsageError
 
 FORMATS: dict[str, str] = {
     "openwolf": "openwolf",

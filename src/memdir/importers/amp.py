@@ -37,9 +37,9 @@ from memdir.importers.pipeline import (
     skip,
     stable_id,
 )
-from memdir.kernel.errors import UsageError
-from memdir.kernel.ids import ID_PATTERN, PREFIX_KIND
-from memdir.kernel.model import KINDS, STATUSES
+from memdir.kernel.base.errors import UsageError
+from memdir.kernel.base.ids import ID_PATTERN, PREFIX_KIND
+from memdir.kernel.base.model import KINDS, STATUSES
 
 FORMAT = "amp"
 FOLDERS: dict[str, str] = {

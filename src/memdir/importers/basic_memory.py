@@ -35,8 +35,8 @@ from memdir.importers.pipeline import (
     skip,
     stable_id,
 )
-from memdir.kernel.errors import UsageError
-from memdir.kernel.text import normalized_text
+from memdir.kernel.base.errors import UsageError
+from memdir.kernel.lang.text import normalized_text
 
 FORMAT = "basic-memory"
 CATEGORIES = {

@@ -37,7 +37,7 @@ from memdir.importers.pipeline import (
     read_text,
     skip,
 )
-from memdir.kernel.errors import UsageError
+from memdir.kernel.base.errors import UsageError
 
 TYPES = {"user": "preference", "feedback": "rule", "project": "fact", "reference": "fact"}
 """Claude Code auto-memory ``type`` → memdir kind."""

@@ -20,14 +20,14 @@ shadow tables) are not beliefs and are not read.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from memdir.importers.pipeline import Item, belief_key, make_record, skip
-from memdir.kernel.errors import UsageError
-from memdir.kernel.redact import redact
+from memdir.kernel.base.errors import UsageError
+from memdir.kernel.index.foreign import ForeignDatabase, ForeignError
+from memdir.kernel.lang.redact import redact
 
 FORMAT = "claude-mem"
 TYPES = {"decision": "decision", "bugfix": "bug", "discovery": "fact"}
@@ -81,20 +81,19 @@ def read(path: Path, *, scope: str = "project") -> Iterator[Item]:
     """
     db = _database(path)
     try:
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-        conn.row_factory = sqlite3.Row
-        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    except sqlite3.Error as err:
+        conn = ForeignDatabase(db)
+        tables = set(conn.tables())
+    except ForeignError as err:
         raise UsageError(f"{db} is not a readable SQLite database ({err})") from None
     try:
         if not {"observations", "session_summaries"} & tables:
             raise UsageError(f"{db} has no observations or session_summaries table")
         if "observations" in tables:
-            for row in conn.execute("SELECT * FROM observations ORDER BY id"):
-                yield _observation(dict(row), db.name, scope)
+            for row in conn.rows("observations", order_by="id"):
+                yield _observation(row, db.name, scope)
         if "session_summaries" in tables:
-            for row in conn.execute("SELECT * FROM session_summaries ORDER BY id"):
-                yield _summary(dict(row), db.name, scope)
+            for row in conn.rows("session_summaries", order_by="id"):
+                yield _summary(row, db.name, scope)
     finally:
         conn.close()
 

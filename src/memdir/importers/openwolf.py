@@ -40,9 +40,9 @@ from memdir.importers.pipeline import (
     skip,
     stable_id,
 )
-from memdir.kernel.errors import UsageError
-from memdir.kernel.redact import redact
-from memdir.kernel.text import truncate
+from memdir.kernel.base.errors import UsageError
+from memdir.kernel.lang.redact import redact
+from memdir.kernel.lang.text import truncate
 
 FORMAT = "openwolf"
 SECTIONS: dict[str, str] = {

@@ -1,7 +1,7 @@
 """The importers' shared steps: parse → map → plan. Writing is the store's (``store.bulk``).
 
 Each source module turns another tool's files into a stream of :class:`Item` values, one per
-thing it found: a mapped :class:`~memdir.kernel.model.Record` ready to write, a refusal (an
+thing it found: a mapped :class:`~memdir.kernel.base.model.Record` ready to write, a refusal (an
 ``untrusted`` origin, say) or a skip (something the reader did not understand). Items are
 yielded one at a time so a large source is never held in memory.
 
@@ -24,12 +24,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memdir.kernel.clock import now_iso, today_iso
-from memdir.kernel.ids import CROCKFORD, KIND_PREFIX
-from memdir.kernel.lifecycle import MAX_TEXT_CHARS
-from memdir.kernel.model import Record
-from memdir.kernel.redact import strip_private
-from memdir.kernel.text import normalized_text, truncate
+from memdir.kernel.base.clock import now_iso, today_iso
+from memdir.kernel.base.ids import CROCKFORD, KIND_PREFIX
+from memdir.kernel.base.model import Record
+from memdir.kernel.lang.redact import strip_private
+from memdir.kernel.lang.text import needle_tags, normalized_text, truncate
+from memdir.kernel.storage.lifecycle import MAX_TEXT_CHARS
 
 DATE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
 MAX_FILE_BYTES = 8 * 1024 * 1024
@@ -82,7 +82,7 @@ def stable_id(kind: str, key: str, observed_at: str) -> str:
         observed_at: A date or instant; its day sets the time part (today when unreadable).
 
     Returns:
-        ``<prefix>-`` plus 14 Crockford characters, like :func:`memdir.kernel.ids.mint_id`.
+        ``<prefix>-`` plus 14 Crockford characters, like :func:`memdir.kernel.base.ids.mint_id`.
     """
     day = DATE.search(observed_at or "")
     try:
@@ -146,7 +146,7 @@ def make_record(
         observed_at: When it was observed; today when ``None``.
         importance: 1..10, clamped.
         aliases: Other words for it.
-        tags: Labels.
+        tags: Labels; a needle tag the text starts with (``[决定] …``) is added.
         links: Ids of related records (already mapped).
         body: Longer prose.
         extra_source: More ``source`` keys (the id it had, its original origin).
@@ -176,7 +176,7 @@ def make_record(
         origin="import",
         importance=max(1, min(10, int(importance))),
         aliases=_clean(aliases),
-        tags=_clean(tags),
+        tags=_clean((*tags, *needle_tags(text))),
         links=_clean(links),
         created_at=now,
         updated_at=now,
@@ -213,7 +213,7 @@ def front_matter(text: str) -> tuple[dict[str, Any], str, int]:
     """
     import yaml
 
-    from memdir.kernel.frontmatter import segment, split
+    from memdir.kernel.storage.frontmatter import segment, split
 
     parts = split(text)
     if not parts.has_front:

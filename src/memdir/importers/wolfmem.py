@@ -19,15 +19,15 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from memdir.importers.pipeline import Item, belief_key, make_record, observed_date, skip
-from memdir.kernel.errors import UsageError
-from memdir.kernel.redact import redact
+from memdir.kernel.base.errors import UsageError
+from memdir.kernel.index.foreign import ForeignDatabase, ForeignError
+from memdir.kernel.lang.redact import redact
 
 FORMAT = "wolfmem"
 TAGS = {
@@ -96,25 +96,18 @@ def read_facts(db: Path, *, scope: str = "project") -> Iterator[Item]:
     """Yield one item per fact row of every fact-like table in ``db`` (opened read-only)."""
     file = db.name
     try:
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    except sqlite3.Error as err:
+        conn = ForeignDatabase(db)
+    except ForeignError as err:
         yield skip(file, f"not a readable SQLite database ({err})")
         return
     try:
         try:
-            tables = [
-                row[0]
-                for row in conn.execute(
-                    "SELECT name FROM sqlite_master WHERE type = 'table' "
-                    "AND name NOT LIKE 'sqlite_%' ORDER BY name"
-                )
-            ]
-        except sqlite3.DatabaseError as err:
+            tables = conn.tables()
+        except ForeignError as err:
             yield skip(file, f"not a readable SQLite database ({err})")
             return
         for table in tables:
-            quoted = '"' + table.replace('"', '""') + '"'
-            columns = [row[1] for row in conn.execute(f"PRAGMA table_info({quoted})")]
+            columns = conn.columns(table)
             text_col = _first(columns, TEXT_COLUMNS)
             if text_col is None:
                 yield skip(f"{file}#{table}", f"table {table!r} has no text column")
@@ -129,11 +122,9 @@ def read_facts(db: Path, *, scope: str = "project") -> Iterator[Item]:
             for column in columns:
                 if column not in known:
                     yield skip(f"{file}#{table}.{column}", f"column {column!r} not understood")
-            cursor = conn.execute(f"SELECT rowid, * FROM {quoted}")  # noqa: S608 - a table name
-            names = ["rowid", *columns]
-            for row in cursor:
+            for row in conn.rows(table, with_rowid=True):
                 yield _fact(
-                    dict(zip(names, row, strict=False)),
+                    row,
                     file,
                     table,
                     text_col,

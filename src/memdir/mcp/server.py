@@ -2,7 +2,8 @@
 
 Every tool is a thin wrapper around one ``memdir.service`` call: its JSON form back, domain
 errors turned into ``ToolError`` with the same stable codes the CLI uses. Origin comes from the
-channel: every call is the ``agent``'s (one :class:`~memdir.kernel.caller.Caller` built when the
+channel: every call is the ``agent``'s (one :class:`~memdir.kernel.base.caller.Caller` built when
+the
 server starts), whatever the arguments say; the server cannot create ``owner`` records, accept
 candidates, purge or roll back, and a correction or retirement of an owner's record becomes a
 proposal whose result says so: ``"status": "proposed"`` and a note that the owner decides in
@@ -10,7 +11,8 @@ proposal whose result says so: ``"status": "proposed"`` and a note that the owne
 protocol: :func:`serve` points file descriptor 1 at stderr while anything is imported, so a
 dependency's banner or warning can never corrupt the stream (case B33), and logs go to stderr.
 Records are also readable as resources, ``memory://ID``. A successful ``memory_remember`` or
-``memory_correct`` marks the session it serves (:mod:`memdir.kernel.saves`), so the Stop hook
+``memory_correct`` marks the session it serves (:mod:`memdir.kernel.storage.saves`), so the Stop
+hook
 never says "saved no memory" after a save through MCP, whatever the host calls the tool.
 """
 
@@ -29,14 +31,14 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from memdir import service
-from memdir.kernel import paths, saves
-from memdir.kernel.caller import mcp_caller
-from memdir.kernel.errors import MemdirError, UsageError
-from memdir.kernel.fence import escape_json
-from memdir.kernel.lifecycle import Written
-from memdir.kernel.model import KINDS, STATUSES
+from memdir.kernel.base.errors import MemdirError, UsageError
+from memdir.kernel.base.model import KINDS, STATUSES
+from memdir.kernel.lang.fence import escape_json
+from memdir.kernel.storage import paths, saves
+from memdir.kernel.storage.lifecycle import Written
 from memdir.mcp.wire import serve_stdio
 from memdir.service import memory, project
+from memdir.service.channel import mcp_caller
 
 T = TypeVar("T")
 READ = ToolAnnotations(
@@ -70,6 +72,10 @@ KindField = Annotated[KindName | None, Field(description="Only records of this k
 StatusField = Annotated[StatusName | None, Field(description="Only records in this status.")]
 DateArg = Annotated[
     str | None, Field(description="A date (YYYY-MM-DD, its whole UTC day) or an ISO-8601 time.")
+]
+TagField = Annotated[
+    str | None,
+    Field(description="Only records with this tag ([坑], 坑 and #坑 are the same tag)."),
 ]
 ListArg = Annotated[
     list[str] | str | None,
@@ -297,6 +303,7 @@ def build_server(store: Path) -> MCPServer:  # noqa: C901 - registers each tool 
         query: Query,
         limit: Limit = 10,
         kind: KindField = None,
+        tag: TagField = None,
         as_of: DateArg = None,
         believed_at: DateArg = None,
     ) -> dict[str, Any]:
@@ -315,6 +322,7 @@ def build_server(store: Path) -> MCPServer:  # noqa: C901 - registers each tool 
             query,
             limit=limit,
             kinds=kinds,
+            tags=[tag] if tag else [],
             as_of=as_of,
             believed_at=believed_at,
         )
@@ -330,6 +338,14 @@ def build_server(store: Path) -> MCPServer:  # noqa: C901 - registers each tool 
             int | None, Field(ge=1, le=10, description="1 (trivia) to 10 (vital); default 5.")
         ] = None,
         links: ListArg = None,
+        observed_at: Annotated[
+            str | None,
+            Field(description="When it was observed: an ISO date or time; default today."),
+        ] = None,
+        entity_type: Annotated[
+            str | None,
+            Field(description="For kind entity: person, service, team… (one lower-case word)."),
+        ] = None,
         valid_from: DateArg = None,
         valid_until: DateArg = None,
     ) -> dict[str, Any]:
@@ -350,6 +366,8 @@ def build_server(store: Path) -> MCPServer:  # noqa: C901 - registers each tool 
             tags=_strings(tags, "tags"),
             importance=importance,
             links=_strings(links, "links"),
+            observed_at=observed_at,
+            entity_type=entity_type,
             valid_from=valid_from,
             valid_until=valid_until,
         )
@@ -408,8 +426,9 @@ def build_server(store: Path) -> MCPServer:  # noqa: C901 - registers each tool 
         status: StatusField = None,
         limit: Limit = 50,
         cursor: Cursor = None,
+        tag: TagField = None,
     ) -> dict[str, Any]:
-        """List records, most recently updated first, filtered by kind and status.
+        """List records, most recently updated first, filtered by kind, status and tag.
 
         Without ``status``: the active beliefs true now. Each row is id, kind, origin, date
         and text (and status when not active); memory_get ID has the rest. A page stays under
@@ -425,6 +444,7 @@ def build_server(store: Path) -> MCPServer:  # noqa: C901 - registers each tool 
             kinds=kinds,
             statuses=[status] if status else [],
             limit=start + limit + 1,
+            tags=[tag] if tag else [],
             served_only=status is None,  # unasked: only what recall would serve now
         )
         return page([compact_hit(r.to_json()) for r in records], start, limit)

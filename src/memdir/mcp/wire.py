@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, cast
 import anyio
 import anyio.to_thread
 
-from memdir.kernel.redact import redact
+from memdir.kernel.lang.redact import redact
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer

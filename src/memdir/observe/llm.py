@@ -18,8 +18,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from memdir.kernel.errors import MemdirError
-from memdir.kernel.model import KINDS
+from memdir.kernel.base.errors import MemdirError
+from memdir.kernel.base.model import KINDS
 
 DEFAULT_TIMEOUT_SECONDS = 20.0
 MAX_REPLY_BYTES = 256 * 1024

@@ -29,15 +29,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memdir.kernel import jsonl, lifecycle, spool
-from memdir.kernel.atomic import write_text_atomic
-from memdir.kernel.caller import OBSERVER, Caller
-from memdir.kernel.errors import JournalOffsetError, LockTimeoutError, MemdirError, RefusedError
-from memdir.kernel.journal import journal_files
-from memdir.kernel.lifecycle import Handle
-from memdir.kernel.lock import file_lock
-from memdir.kernel.paths import state_dir
-from memdir.kernel.redact import redact
+from memdir.kernel.base import jsonl
+from memdir.kernel.base.atomic import write_text_atomic
+from memdir.kernel.base.caller import OBSERVER, Caller
+from memdir.kernel.base.errors import (
+    JournalOffsetError,
+    LockTimeoutError,
+    MemdirError,
+    RefusedError,
+)
+from memdir.kernel.lang.redact import redact
+from memdir.kernel.storage import lifecycle, spool
+from memdir.kernel.storage.journal import journal_files
+from memdir.kernel.storage.lifecycle import Handle
+from memdir.kernel.storage.lock import file_lock
+from memdir.kernel.storage.paths import state_dir
 from memdir.observe import extract, llm
 
 STATE_NAME = "observer.json"
@@ -57,6 +63,7 @@ class Observed:
     dropped: list[dict[str, str]] = field(default_factory=list)  # {"text", "why"}
     errors: list[str] = field(default_factory=list)
     busy: bool = False  # another observer run held the lock
+    waiting: int = 0  # worthy turns left for a later pass: fewer than [observer] min_lines
 
     def to_json(self) -> dict[str, Any]:
         """Return the pass as a JSON object."""
@@ -67,6 +74,7 @@ class Observed:
             "dropped": self.dropped,
             "errors": self.errors,
             "busy": self.busy,
+            "waiting": self.waiting,
         }
 
 
@@ -285,6 +293,7 @@ def _pass(
     state = _load_state(handle.store)
     first_run = state is None or from_start
     state = state if state is not None and not from_start else {"files": {}}
+    pending: list[tuple[Path, dict[str, Any], list[_Turn], int]] = []
     for path in journal_files(handle.store):
         known = state["files"].get(path.name)
         stat = path.stat()
@@ -306,7 +315,16 @@ def _pass(
         entry["before"] = _fingerprint(path, offset)
         state["files"][path.name] = entry
         turns, next_offset = _read_file(path, offset)
-        done_to = offset
+        pending.append((path, entry, turns, next_offset))
+    worthy = sum(len(turns) for _, _, turns, _ in pending)
+    if worthy and worthy < handle.manifest.observe_min_lines:
+        # Too little to distil yet ([observer] min_lines): every offset stays before these
+        # turns, so the next pass reads them again together with what follows.
+        observed.waiting = worthy
+        _save_state(handle.store, state)
+        return
+    for path, entry, turns, next_offset in pending:
+        done_to = int(entry["offset"])
         for batch in _batches(turns):
             if not _distil(handle, observed, batch, endpoint):
                 break  # the endpoint failed: keep the offset before this batch, retry next tick

@@ -23,12 +23,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memdir.kernel import journal, session
-from memdir.kernel.atomic import write_text_atomic
-from memdir.kernel.clock import parse_instant, utc_now
-from memdir.kernel.errors import MemdirError, UsageError
+from memdir.kernel.base.atomic import write_text_atomic
+from memdir.kernel.base.clock import parse_instant, utc_now
+from memdir.kernel.base.errors import MemdirError, UsageError
 from memdir.kernel.index import Index
-from memdir.kernel.paths import state_dir
+from memdir.kernel.storage import journal, session
+from memdir.kernel.storage.paths import state_dir
 
 PROGRESS_NAME = "imports.json"
 SYNC_EVERY_TURNS = 5000
@@ -206,8 +206,7 @@ class _Dedup:
     def seen(self, ref: str) -> bool:
         if ref in self.recent:
             return True
-        row = self.index.conn.execute("SELECT 1 FROM turns WHERE ref = ?", (ref,)).fetchone()
-        return row is not None
+        return self.index.has_turn_ref(ref)
 
     def add(self, ref: str) -> None:
         self.recent.add(ref)

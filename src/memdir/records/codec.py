@@ -1,16 +1,17 @@
 """The tolerant record reader: whatever people and other tools write, read as well as it can be.
 
-memdir's own files are canonical and read by :func:`memdir.kernel.recordfile.read_canonical`
+memdir's own files are canonical and read by :func:`memdir.kernel.storage.recordfile.read_canonical`
 without YAML. Everything else comes here (DESIGN §3):
 
-1. The front matter is cut into top-level entries (:func:`memdir.kernel.frontmatter.segment`),
+1. The front matter is cut into top-level entries
+(:func:`memdir.kernel.storage.frontmatter.segment`),
    which survives a BOM, CRLF, a missing closing fence and duplicated keys (the last wins; a
    ``duplicate_key`` warning names the key, and the next write rewrites the file canonically).
 2. Each entry is read on its own: as a JSON value if it is one, else with a strict YAML loader
    in which *every* scalar is a string (no ``yes``→True, ``null``→None, ``2026-05-24``→date,
    ``10:00``→600; case B07/B09). An entry that is not valid YAML keeps its raw text as its value
    (a ``yaml_fallback`` warning), so one bad line never costs the others.
-3. :func:`memdir.kernel.recordfile.build_record` applies the schema; what it cannot repair
+3. :func:`memdir.kernel.storage.recordfile.build_record` applies the schema; what it cannot repair
    raises :class:`RecordParseError` and the caller quarantines the file.
 """
 
@@ -21,16 +22,16 @@ from functools import cache
 from pathlib import Path, PurePath
 from typing import Any
 
-from memdir.kernel.errors import RecordParseError
-from memdir.kernel.frontmatter import (
+from memdir.kernel.base.errors import RecordParseError
+from memdir.kernel.base.model import FIELD_ORDER
+from memdir.kernel.storage.frontmatter import (
     MAX_VALUE_DEPTH,
     nesting_depth,
     parse_json_value,
     segment,
     split,
 )
-from memdir.kernel.model import FIELD_ORDER
-from memdir.kernel.recordfile import Parsed, Problem, build_record, dump, read_canonical
+from memdir.kernel.storage.recordfile import Parsed, Problem, build_record, dump, read_canonical
 
 _CONFLICT = re.compile(r"^(?:<{7}|>{7})(?: |$)", re.MULTILINE)
 

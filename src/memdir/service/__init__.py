@@ -2,13 +2,14 @@
 
 Each function takes a store folder and plain values, opens the store (bringing its index up
 to date with a stat scan), does one thing, and returns a value with ``to_json()``. Nothing here
-prints or reads ``argv``; errors are :class:`memdir.kernel.errors.MemdirError` subclasses.
+prints or reads ``argv``; errors are :class:`memdir.kernel.base.errors.MemdirError` subclasses.
 Who is acting is decided at the edge (DESIGN §4) and passed in as ``caller``
-(:class:`memdir.kernel.caller.Caller`); where a function takes ``caller=None`` it is decided from
-this process's environment as the CLI does (:func:`memdir.kernel.caller.cli_caller`), so a
+(:class:`memdir.kernel.base.caller.Caller`); where a function takes ``caller=None`` it is decided
+from
+this process's environment as the CLI does (:func:`memdir.service.channel.cli_caller`), so a
 script run in an agent's shell is the agent too. The lifecycle turns a change the agent asks
 for on the owner's record into a proposal (``Written.proposal``); purge and rollback refuse
-anyone but the owner (:mod:`memdir.kernel.authority`).
+anyone but the owner (:mod:`memdir.kernel.storage.authority`).
 """
 
 from __future__ import annotations
@@ -20,31 +21,38 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memdir.kernel import authority, gitio, lifecycle, paths, validity
-from memdir.kernel import journal as journal_mod
-from memdir.kernel.caller import Caller, cli_caller
-from memdir.kernel.errors import MemdirError, NotFoundError, UsageError
-from memdir.kernel.ids import check_id
-from memdir.kernel.index import Index, doc_record
-from memdir.kernel.lifecycle import Handle, Written
-from memdir.kernel.manifest import Manifest
-from memdir.kernel.model import Record
-from memdir.kernel.recall import Hit, TurnHit, search_turns
-from memdir.kernel.recall import recall as recall_records
-from memdir.kernel.text import truncate
+from memdir.kernel.base import validity
+from memdir.kernel.base.caller import Caller
+from memdir.kernel.base.errors import MemdirError, NotFoundError, UsageError
+from memdir.kernel.base.ids import check_id
+from memdir.kernel.base.model import Record
+from memdir.kernel.index import doc_record
+from memdir.kernel.index.interface import IndexBackend
+from memdir.kernel.index.recall import Hit, TurnHit, search_turns
+from memdir.kernel.index.recall import recall as recall_records
+from memdir.kernel.lang.text import truncate
+from memdir.kernel.storage import authority, gitio, lifecycle, paths
+from memdir.kernel.storage import journal as journal_mod
+from memdir.kernel.storage.lifecycle import Handle, Written
+from memdir.kernel.storage.manifest import Manifest
+from memdir.service.channel import cli_caller
 from memdir.store import graph as graph_mod
 from memdir.store import history, mirror, scan, setup
 from memdir.store.setup import Initialised
 
 
 @contextmanager
-def opened(store: Path, *, scan_records: bool = True) -> Iterator[Handle]:
+def opened(
+    store: Path, *, scan_records: bool = True, backend: str | None = None
+) -> Iterator[Handle]:
     """Open ``store`` with its index brought up to date; close it afterwards.
+
+    ``backend`` overrides the manifest's ``[index] backend`` (see :func:`scan.open_handle`).
 
     A record that is not found because it was purged is reported as purged (still
     :class:`NotFoundError`, exit 4), so the user learns it was erased on purpose.
     """
-    handle = scan.open_handle(store, scan=scan_records)
+    handle = scan.open_handle(store, scan=scan_records, backend=backend)
     try:
         yield handle
         # Corrections, rejections and forgets reach Claude Code's auto-memory at once: when
@@ -101,13 +109,13 @@ def init(
 
 
 def remember(store: Path, text: str, **options: Any) -> Written:
-    """Remember one belief; see :func:`memdir.kernel.lifecycle.remember` for the options."""
+    """Remember one belief; see :func:`memdir.kernel.storage.lifecycle.remember` for the options."""
     with opened(store) as handle:
         return lifecycle.remember(handle, text, **options)
 
 
 def correct(store: Path, record_id: str, text: str, **options: Any) -> Written:
-    """Supersede ``record_id`` with ``text``; see :func:`memdir.kernel.lifecycle.correct`."""
+    """Supersede ``record_id`` with ``text`` (``lifecycle.correct``)."""
     with opened(store) as handle:
         return lifecycle.correct(handle, record_id, text, **options)
 
@@ -164,28 +172,58 @@ def list_records(
     kinds: Sequence[str] = (),
     statuses: Sequence[str] = (),
     limit: int | None = None,
+    tags: Sequence[str] = (),
+    entity_types: Sequence[str] = (),
     served_only: bool = False,
 ) -> list[Record]:
     """Return records by kind and status, most recently updated first.
 
     Args:
-        store: The store.
+        store: The store folder.
         kinds: Only these kinds (all when empty).
         statuses: Only these statuses (all when empty).
-        limit: Most records.
+        limit: Most records to return (all when ``None``), counted after every filter.
+        tags: Only records carrying one of these tags (compared case-insensitively, without a
+            leading ``#`` or brackets, so ``[坑]`` and ``坑`` are the same tag).
+        entity_types: Only entities of one of these types (``source.entity_type``).
         served_only: Only what recall would serve now: active (or the ``statuses`` asked
-            for), true now and of this store's scope (:func:`memdir.kernel.validity.served`);
-            the agent's listing. Without it, the owner's full view of the store.
+            for), true now and of this store's scope (:func:`memdir.kernel.base.validity.
+            served`); the agent's listing. Without it, the owner's full view of the store.
     """
+    wanted_tags = {tag_key(t) for t in tags}
+    wanted_types = {t.strip().lower() for t in entity_types}
+    served = tuple(statuses) or ("active",)
+    filtered = bool(wanted_tags or wanted_types or served_only)
     with opened(store) as handle:
-        if not served_only:
-            docs = handle.index.list_docs(kinds=kinds, statuses=statuses, limit=limit)
-            return [doc_record(doc) for doc in docs]
-        wanted = tuple(statuses) or ("active",)
-        docs = handle.index.list_docs(kinds=kinds, statuses=wanted)
+        docs = handle.index.list_docs(
+            kinds=("entity",) if wanted_types and not kinds else kinds,
+            statuses=served if served_only else statuses,
+            limit=None if filtered else limit,
+        )
         scope = handle.manifest.scope
-    kept = [d for d in docs if validity.served(d, scope=scope, statuses=wanted)]
-    return [doc_record(doc) for doc in kept[:limit]]
+    if served_only:
+        docs = [d for d in docs if validity.served(d, scope=scope, statuses=served)]
+    if wanted_tags:
+        docs = [d for d in docs if wanted_tags & {tag_key(t) for t in d.get("tags") or ()}]
+    if wanted_types:
+        docs = [d for d in docs if entity_type_of(d) in wanted_types]
+    return [doc_record(doc) for doc in docs[:limit]]
+
+
+FILTER_POOL = 500
+"""Candidates a tag or entity-type filter looks through (the ranking's best, in order)."""
+
+
+def tag_key(tag: str) -> str:
+    """Return the form tags are compared in: ``"[坑]"``, ``"#坑"`` and ``"坑"`` are one tag."""
+    return tag.strip().strip("[]").lstrip("#").strip().casefold()
+
+
+def entity_type_of(doc: dict[str, Any]) -> str | None:
+    """Return an indexed record's entity type (``source.entity_type``), or ``None``."""
+    source = doc.get("source") or {}
+    value = source.get("entity_type") if isinstance(source, dict) else None
+    return str(value).lower() if value else None
 
 
 # --- recall ----------------------------------------------------------------------------------
@@ -229,11 +267,17 @@ def recall(
     include_user: bool = True,
     as_of: str | None = None,
     believed_at: str | None = None,
+    tags: Sequence[str] = (),
+    entity_types: Sequence[str] = (),
 ) -> RecallResult:
     """Recall from the project store, then the user store; merge by score.
 
     Each hit's ``scope`` says which store it came from. By default only what is true now is
-    returned (valid time, :mod:`memdir.kernel.validity`).
+    returned (valid time, :mod:`memdir.kernel.base.validity`). ``tags`` keeps only hits
+    carrying one of those tags (see :func:`tag_key`), ``entity_types`` only entities of those
+    types; both filter the best :data:`FILTER_POOL` candidates of the same ranking, so a
+    filtered recall returns the same records in the same order as an unfiltered one, minus
+    the others.
 
     Args:
         store: The project store.
@@ -248,6 +292,8 @@ def recall(
         believed_at: A date or time: what memdir believed then, from its own git history
             (record time), true then; combined with ``as_of``, what it believed then about
             that date.
+        tags: Only hits with one of these tags.
+        entity_types: Only entities of these types.
 
     Raises:
         UsageError: ``as_of`` or ``believed_at`` is not a date or ISO-8601 time.
@@ -264,14 +310,18 @@ def recall(
     hits: list[Hit] = []
     terms: tuple[str, ...] = ()
     wanted = limit
+    wanted_tags = {tag_key(t) for t in tags}
+    wanted_types = {t.strip().lower() for t in entity_types}
     for each in stores:
         with _recall_index(each, believed_at) as (index, manifest):
             wanted = limit or manifest.recall_limit
+            # room for what the tag, type and valid-time filters then leave out
+            pool = max(wanted, FILTER_POOL) if wanted_tags or wanted_types else max(3 * wanted, 30)
             result = recall_records(
                 index,
                 query,
-                limit=max(3 * wanted, 30),  # room for what valid time then leaves out
-                kinds=kinds,
+                limit=pool,
+                kinds=("entity",) if wanted_types and not kinds else kinds,
                 statuses=statuses,
                 decay=manifest.decay,
                 min_score=manifest.min_score,
@@ -288,6 +338,8 @@ def recall(
                     past=as_of is not None,
                     statuses=served,
                 )
+                and (not wanted_tags or wanted_tags & {tag_key(t) for t in h.doc.get("tags") or ()})
+                and (not wanted_types or entity_type_of(h.doc) in wanted_types)
             )
     hits.sort(key=lambda h: -h.score)
     return RecallResult(
@@ -296,13 +348,13 @@ def recall(
 
 
 @contextmanager
-def _recall_index(store: Path, believed_at: str | None) -> Iterator[tuple[Index, Manifest]]:
+def _recall_index(store: Path, believed_at: str | None) -> Iterator[tuple[IndexBackend, Manifest]]:
     """Yield the index recall reads: the live one, or the store's as it was at ``believed_at``."""
     if believed_at is None:
         with opened(store) as handle:
             yield handle.index, handle.manifest
         return
-    from memdir.kernel import manifest as manifest_mod
+    from memdir.kernel.storage import manifest as manifest_mod
     from memdir.store import believed
 
     loaded = manifest_mod.load(store)
@@ -341,8 +393,8 @@ def journal_append(
         UsageError: bad ``who``, empty text, or ``at`` not an ISO-8601 time / in the future.
         IndexFormatError: the store was written by a newer memdir (nothing is written).
     """
-    from memdir.kernel import manifest
-    from memdir.kernel.clock import parse_instant
+    from memdir.kernel.base.clock import parse_instant
+    from memdir.kernel.storage import manifest
 
     manifest.load(store)  # a store from a newer memdir is refused before anything is written
     paths.state_dir(store)
@@ -395,9 +447,48 @@ def graph(store: Path, record_id: str, depth: int = 1) -> graph_mod.Graph:
         return graph_mod.graph(handle.index, record_id, depth)
 
 
-def catalogue(store: Path) -> list[Record]:
-    """Return every active record, by kind then importance: the compact index for injection."""
-    with opened(store) as handle:
+def build_index(store: Path, backend: str) -> dict[str, Any]:
+    """Rebuild the index ``backend`` names from the records and the journal, in one transaction.
+
+    Returns ``{"backend", "records", "quarantined", "turns", "took_ms", "server"}``; ``server``
+    (PostgreSQL only) names its version and whether pgvector is installed.
+
+    Raises:
+        UsageError: psycopg is missing (``pip install 'memdir[postgres]'``).
+        StorageError: the PostgreSQL server cannot be reached.
+        ManifestError: ``memdir.toml`` is missing or invalid.
+    """
+    from memdir.kernel.storage import manifest
+
+    started = time.perf_counter()
+    if backend in ("", "sqlite"):
+        report = scan.reindex(store)
+        server: dict[str, Any] = {}
+    else:
+        settings = manifest.load(store)
+        index = scan.open_backend(store, backend)
+        try:
+            report = scan.fill(index, store, settings)
+            features = getattr(index, "features", None)
+            server = features() if features else {}
+        finally:
+            index.close()
+    return {
+        "backend": "sqlite" if backend in ("", "sqlite") else "postgres",
+        "records": report.indexed,
+        "quarantined": report.quarantined,
+        "turns": report.turns,
+        "took_ms": round((time.perf_counter() - started) * 1000, 1),
+        "server": server,
+    }
+
+
+def catalogue(store: Path, *, backend: str | None = None) -> list[Record]:
+    """Return every active record, by kind then importance: the compact index for injection.
+
+    ``backend`` reads another index than the manifest's (see :func:`opened`).
+    """
+    with opened(store, backend=backend) as handle:
         scope = handle.manifest.scope
         docs = handle.index.list_docs(statuses=("active",))
     docs = [doc for doc in docs if validity.served(doc, scope=scope)]
@@ -412,8 +503,26 @@ def catalogue(store: Path) -> list[Record]:
 
 
 def reindex(store: Path) -> scan.ScanReport:
-    """Rebuild the index from records and journal alone."""
-    return scan.reindex(store)
+    """Rebuild the index from records and journal alone, then ``records/index.json``.
+
+    The local SQLite index always (the hooks read it); the PostgreSQL index too when
+    ``[index] backend`` names one (its report is the one returned then). The catalogue
+    (:mod:`memdir.store.catalogue`) is written for tools that read files.
+    """
+    from memdir.kernel.storage import manifest
+    from memdir.store import catalogue
+
+    report = scan.reindex(store)
+    backend = manifest.load(store).index_backend
+    if backend:
+        index = scan.open_backend(store, backend)
+        try:
+            report = scan.fill(index, store, manifest.load(store))
+        finally:
+            index.close()
+    with opened(store, scan_records=False) as handle:
+        catalogue.write(handle)
+    return report
 
 
 def check_record_id(record_id: str) -> str:

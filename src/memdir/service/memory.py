@@ -6,14 +6,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memdir.kernel import authority, journal, lifecycle, manifest
-from memdir.kernel.authority import Proposal
-from memdir.kernel.caller import Caller, cli_caller
-from memdir.kernel.errors import AuthorityError, UsageError
-from memdir.kernel.lifecycle import Handle, Written
-from memdir.kernel.lock import store_lock
+from memdir.kernel.base.caller import Caller
+from memdir.kernel.base.errors import AuthorityError, UsageError
+from memdir.kernel.storage import authority, journal, lifecycle, manifest
+from memdir.kernel.storage.authority import Proposal
+from memdir.kernel.storage.lifecycle import Handle, Written
+from memdir.kernel.storage.lock import store_lock
 from memdir.observe import llm, observer, transcripts
 from memdir.service import opened
+from memdir.service.channel import cli_caller
 from memdir.service.project import project_root
 from memdir.store import bugs, hygiene, threads
 
@@ -167,7 +168,7 @@ def proposal_accept(store: Path, proposal_id: str, *, caller: Caller) -> Decided
 
     The change (correct, reject or forget) is made by ``caller`` (the owner) and its reason
     names the proposal and who made it; the same commit moves the proposal to ``decided/``
-    (:func:`memdir.kernel.lifecycle.accept_proposal`), so one rollback undoes both.
+    (:func:`memdir.kernel.storage.lifecycle.accept_proposal`), so one rollback undoes both.
 
     Raises:
         AuthorityError: the caller is not the owner.

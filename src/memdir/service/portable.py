@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memdir.kernel import paths
-from memdir.kernel.caller import Caller
+from memdir.kernel.base.caller import Caller
+from memdir.kernel.storage import paths
 from memdir.service import opened
 from memdir.service.project import project_root, sync
 from memdir.store import amp, bundle, mirror, setup

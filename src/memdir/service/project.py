@@ -8,12 +8,16 @@ from typing import Any
 
 from memdir.hosts import HOSTS, get_host
 from memdir.hosts import install as installer
-from memdir.kernel import anatomy, appendlog, gitio, jsonl, manifest, paths, session
-from memdir.kernel.caller import Caller, cli_caller
-from memdir.kernel.errors import MemdirError, NotFoundError
-from memdir.kernel.hosttable import CANONICAL_EVENTS
-from memdir.kernel.lock import store_lock
+from memdir.kernel.base import appendlog, jsonl
+from memdir.kernel.base.caller import Caller
+from memdir.kernel.base.errors import MemdirError, NotFoundError
+from memdir.kernel.filemap import anatomy
+from memdir.kernel.hostio.hosttable import CANONICAL_EVENTS
+from memdir.kernel.storage import gitio, manifest, paths, session
+from memdir.kernel.storage.lock import store_lock
 from memdir.service import init
+from memdir.service.channel import cli_caller
+from memdir.store import filemap
 
 
 def project_root(store: Path) -> Path:
@@ -58,7 +62,7 @@ def _anatomy(store: Path) -> dict[str, Any]:
 
 def find(store: Path, query: str, limit: int = 20) -> list[dict[str, Any]]:
     """Search the file map by path, symbols and description."""
-    found = anatomy.find(_anatomy(store), query, limit)
+    found = filemap.find(_anatomy(store), query, limit)
     return [
         {
             "path": rel,
@@ -82,7 +86,7 @@ def central_map(
         seeds += list(state.get("written", [])) + list(state.get("reads", {}))
     return [
         {"path": rel, "line": line, "score": round(score, 6)}
-        for rel, line, score in anatomy.central_map(data, seeds, budget_tokens)
+        for rel, line, score in filemap.central_map(data, seeds, budget_tokens)
     ]
 
 
@@ -91,6 +95,8 @@ def central_map(
 
 def stats(store: Path, session_id: str | None = None) -> dict[str, Any]:
     """Return the token ledger per session and in total, plus record counts.
+
+    ``tags`` counts active records per tag (wolfmem's ``stats`` by needle tag), most first.
 
     Sessions come newest first by when they started; sessions started within the same second
     (the clock's resolution) come by id, last first, so the listing is the same on every run.
@@ -120,7 +126,18 @@ def stats(store: Path, session_id: str | None = None) -> dict[str, Any]:
     with opened(store) as handle:
         records = handle.index.count_by("status")
         kinds = handle.index.count_by("kind", status="active")
-    return {"records": records, "kinds": kinds, "totals": totals, "sessions": rows}
+        tags: dict[str, int] = {}
+        for doc in handle.index.list_docs(statuses=("active",)):
+            for tag in doc.get("tags") or ():
+                tags[tag] = tags.get(tag, 0) + 1
+    by_tag = dict(sorted(tags.items(), key=lambda item: (-item[1], item[0])))
+    return {
+        "records": records,
+        "kinds": kinds,
+        "tags": by_tag,
+        "totals": totals,
+        "sessions": rows,
+    }
 
 
 # --- sync ------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """Trust surfaces: read the audit log, lift a tombstone (DESIGN §1, §4; docs/trust.md).
 
-The write paths themselves log and check in the kernel (:mod:`memdir.kernel.audit`, called
-from :func:`memdir.kernel.txn.apply` and the bulk import path); this module is what the CLI
+The write paths themselves log and check in the kernel (:mod:`memdir.kernel.storage.audit`, called
+from :func:`memdir.kernel.storage.txn.apply` and the bulk import path); this module is what the CLI
 adds on top: ``memdir audit [ID]`` and ``memdir tombstone lift``.
 """
 
@@ -11,12 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memdir.kernel import audit, authority, gitio
-from memdir.kernel.caller import Caller, cli_caller
-from memdir.kernel.errors import NotFoundError, UsageError
-from memdir.kernel.ids import check_id
-from memdir.kernel.lifecycle import clean_text
-from memdir.kernel.lock import store_lock
+from memdir.kernel.base.caller import Caller
+from memdir.kernel.base.errors import NotFoundError, UsageError
+from memdir.kernel.base.ids import check_id
+from memdir.kernel.storage import audit, authority, gitio
+from memdir.kernel.storage.lifecycle import clean_text
+from memdir.kernel.storage.lock import store_lock
+from memdir.service.channel import cli_caller
 
 
 def events(store: Path, record_id: str | None = None) -> list[dict[str, Any]]:
@@ -27,7 +28,7 @@ def events(store: Path, record_id: str | None = None) -> list[dict[str, Any]]:
         record_id: A record id, or ``None`` for every event.
 
     Returns:
-        The events as :mod:`memdir.kernel.audit` writes them (hashes, never text).
+        The events as :mod:`memdir.kernel.storage.audit` writes them (hashes, never text).
 
     Raises:
         UsageError: ``record_id`` is not a record id.

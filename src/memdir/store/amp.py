@@ -33,11 +33,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memdir.kernel.atomic import write_text_atomic
-from memdir.kernel.errors import UsageError
+from memdir.kernel.base.atomic import write_text_atomic
+from memdir.kernel.base.errors import UsageError
+from memdir.kernel.base.model import Record
 from memdir.kernel.index import doc_record
-from memdir.kernel.lifecycle import Handle
-from memdir.kernel.model import Record
+from memdir.kernel.storage.lifecycle import Handle
 from memdir.store.bulk import masked
 
 SCHEMA = "amp/1"

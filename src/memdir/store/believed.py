@@ -16,10 +16,10 @@ from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path, PurePosixPath
 
-from memdir.kernel import gitio
-from memdir.kernel.clock import format_instant
-from memdir.kernel.errors import NotFoundError, RecordParseError
+from memdir.kernel.base.clock import format_instant
+from memdir.kernel.base.errors import NotFoundError, RecordParseError
 from memdir.kernel.index import FileStat, Index
+from memdir.kernel.storage import gitio
 from memdir.records import codec
 
 

@@ -14,15 +14,15 @@ import re
 from pathlib import Path
 from typing import Any
 
-from memdir.kernel import lifecycle
-from memdir.kernel.caller import Caller
-from memdir.kernel.clock import now_iso
-from memdir.kernel.errors import NotFoundError, UsageError
-from memdir.kernel.lifecycle import Handle, Written
-from memdir.kernel.lock import store_lock
-from memdir.kernel.recall import recall
-from memdir.kernel.redact import is_secret_path, redact
-from memdir.kernel.text import truncate
+from memdir.kernel.base.caller import Caller
+from memdir.kernel.base.clock import now_iso
+from memdir.kernel.base.errors import NotFoundError, UsageError
+from memdir.kernel.index.recall import recall
+from memdir.kernel.lang.redact import is_secret_path, redact
+from memdir.kernel.lang.text import truncate
+from memdir.kernel.storage import lifecycle
+from memdir.kernel.storage.lifecycle import Handle, Written
+from memdir.kernel.storage.lock import store_lock
 
 _PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\w.-]*[/\\])+[\w.-]+")
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`")

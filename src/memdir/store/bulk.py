@@ -3,7 +3,8 @@
 ``export`` writes one record per line in its ``--json`` shape (DESIGN §3 keys plus ``body``).
 ``import`` reads such lines, streamed, and writes every new record in one git commit (DESIGN
 §2: bulk imports commit once per batch). Each line is checked like a hand-edited file (the
-schema of :func:`memdir.kernel.recordfile.build_record`) and by the secret scan; a record whose
+schema of :func:`memdir.kernel.storage.recordfile.build_record`) and by the secret scan; a record
+whose
 id already exists is skipped, so importing the same file twice adds nothing. Provenance comes
 from the channel: imported records get origin ``import`` (their original origin is kept in
 ``source.original_origin``); their status is kept, so a rejected belief stays rejected.
@@ -22,16 +23,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from memdir.kernel import appendlog, audit, gitio, lifecycle, txn
-from memdir.kernel.atomic import write_atomic
-from memdir.kernel.errors import GitError, MemdirError, RecordParseError, SecretError
-from memdir.kernel.frontmatter import extra_problem
+from memdir.kernel.base import appendlog
+from memdir.kernel.base.atomic import write_atomic
+from memdir.kernel.base.errors import GitError, MemdirError, RecordParseError, SecretError
+from memdir.kernel.base.model import FIELD_ORDER, Record, relative_path
 from memdir.kernel.index import FileStat, doc_record
-from memdir.kernel.lifecycle import Handle
-from memdir.kernel.lock import store_lock
-from memdir.kernel.model import FIELD_ORDER, Record, relative_path
-from memdir.kernel.recordfile import build_record, dump
-from memdir.kernel.redact import check_text, redact
+from memdir.kernel.lang.redact import check_text, redact
+from memdir.kernel.lang.text import needle_tags
+from memdir.kernel.storage import audit, gitio, lifecycle, txn
+from memdir.kernel.storage.frontmatter import extra_problem
+from memdir.kernel.storage.lifecycle import Handle
+from memdir.kernel.storage.lock import store_lock
+from memdir.kernel.storage.recordfile import build_record, dump
 
 BATCH = 5000
 """Records written and indexed per batch; the git commit comes once, at the end."""
@@ -71,7 +74,7 @@ def masked(record: Any) -> Any:
     """Return ``record`` with secrets masked in every text it carries (for every export).
 
     Args:
-        record: A :class:`memdir.kernel.model.Record`.
+        record: A :class:`memdir.kernel.base.model.Record`.
 
     Returns:
         A copy whose text, aliases, tags, body, reason and extra keys are redacted.
@@ -82,7 +85,7 @@ def masked(record: Any) -> Any:
 def export_lines(handle: Handle, statuses: Iterable[str] = ()) -> Iterator[str]:
     """Yield every record (of ``statuses``, or all) as one JSON line, oldest first.
 
-    Secrets typed into a record by hand are masked (:func:`memdir.kernel.redact.redact`).
+    Secrets typed into a record by hand are masked (:func:`memdir.kernel.lang.redact.redact`).
     """
     for doc in handle.index.list_docs(statuses=list(statuses), newest_first=False):
         record = _masked(doc_record(doc))
@@ -120,7 +123,8 @@ def _record(value: Any, scope: str) -> Any:
     source = dict(record.source)
     source["original_origin"] = record.origin
     source["channel"] = "import"
-    return dataclasses.replace(record, origin="import", source=source)
+    tags = tuple(dict.fromkeys((*record.tags, *needle_tags(record.text))))  # as remember does
+    return dataclasses.replace(record, origin="import", source=source, tags=tags)
 
 
 def import_lines(
@@ -200,7 +204,7 @@ def import_lines(
 def _restates(handle: Handle, record: Record) -> str | None:
     """The live successor of a superseded value ``record`` restates, if it does (mark 1).
 
-    As in :func:`memdir.kernel.lifecycle.remember`: a live near-duplicate of the same kind
+    As in :func:`memdir.kernel.storage.lifecycle.remember`: a live near-duplicate of the same kind
     makes it a confirmation, not a restatement. An import is not the owner speaking, so a
     restatement is refused with a pointer to the successor, never turned into a correction.
     """
@@ -219,8 +223,8 @@ def tombstoned(live: dict[str, Any], record: Any) -> bool:
     """Whether ``record`` would make a tombstoned value active or candidate again.
 
     Args:
-        live: :func:`memdir.kernel.audit.tombstones` of the store.
-        record: The :class:`~memdir.kernel.model.Record` about to be written.
+        live: :func:`memdir.kernel.storage.audit.tombstones` of the store.
+        record: The :class:`~memdir.kernel.base.model.Record` about to be written.
 
     Returns:
         True when the import must refuse it.
@@ -257,7 +261,7 @@ def audit_import(
     Raises:
         OSError: the audit folder cannot be written.
     """
-    from memdir.kernel.recordfile import read_canonical
+    from memdir.kernel.storage.recordfile import read_canonical
 
     logged = Logged()
     if not written:
@@ -384,7 +388,7 @@ class SourceImported:
 
 def _key(kind: str, text: str) -> bytes:
     """Return the identity of a belief: a short hash of its kind and normalised text."""
-    from memdir.kernel.text import normalized_text
+    from memdir.kernel.lang.text import normalized_text
 
     return hashlib.blake2b(f"{kind}\n{normalized_text(text)}".encode(), digest_size=12).digest()
 
@@ -392,7 +396,7 @@ def _key(kind: str, text: str) -> bytes:
 class _Known:
     """What the store already holds, read once: belief keys, and rejected texts to match.
 
-    A rejected belief is matched as :func:`memdir.kernel.lifecycle.find_similar` matches it
+    A rejected belief is matched as :func:`memdir.kernel.storage.lifecycle.find_similar` matches it
     for ``remember`` (equal normalised text, or a shingle Jaccard similarity at or above the
     manifest's ``near_duplicate``), through an inverted index of the rejected records'
     shingles, so each imported text is compared only with rejected records it shares a
@@ -400,15 +404,14 @@ class _Known:
     """
 
     def __init__(self, handle: Handle) -> None:
-        from memdir.kernel.text import normalized_text, shingles
+        from memdir.kernel.lang.text import normalized_text, shingles
 
         self.threshold = handle.manifest.near_duplicate
         self.keys: set[bytes] = set()
         self.exact: dict[str, str] = {}  # normalised rejected text → id
         self.sets: list[tuple[str, set[str]]] = []
         self.by_shingle: dict[str, list[int]] = {}
-        rows = handle.index.conn.execute("SELECT id, kind, status, text FROM records")
-        for record_id, kind, status, text in rows:
+        for record_id, kind, status, text in handle.index.record_texts():
             if status == "rejected":
                 self.exact.setdefault(normalized_text(text), record_id)
                 found = shingles(text)
@@ -420,7 +423,7 @@ class _Known:
 
     def rejected(self, text: str) -> str | None:
         """Return the id of a rejected record ``text`` repeats, or ``None``."""
-        from memdir.kernel.text import normalized_text, shingles
+        from memdir.kernel.lang.text import normalized_text, shingles
 
         if not self.sets:
             return None
@@ -641,8 +644,8 @@ class _Evidence:
         return self.written
 
     def _map_files(self) -> None:
-        from memdir.kernel import anatomy
-        from memdir.kernel.redact import is_secret_path
+        from memdir.kernel.filemap import anatomy
+        from memdir.kernel.lang.redact import is_secret_path
 
         store = self.handle.store
         root = store.parent if store.name == ".memdir" else store

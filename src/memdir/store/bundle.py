@@ -12,7 +12,7 @@ points at the bundle file and applies memdir's git settings. Into an existing st
 merging two histories of one memory is ``memdir sync``'s job (by supersession, never by loss),
 and a bundle carries no base to merge against.
 
-Every git call goes through :mod:`memdir.kernel.gitio`.
+Every git call goes through :mod:`memdir.kernel.storage.gitio`.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memdir.kernel import gitio
-from memdir.kernel.errors import GitError, RefusedError, UsageError
+from memdir.kernel.base.errors import GitError, RefusedError, UsageError
+from memdir.kernel.storage import gitio
 
 
 @dataclass(frozen=True, slots=True)

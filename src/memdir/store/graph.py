@@ -9,17 +9,20 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memdir.kernel.errors import NotFoundError
-from memdir.kernel.ids import check_id
-from memdir.kernel.index import Index
+from memdir.kernel.base.errors import NotFoundError
+from memdir.kernel.base.ids import check_id
+
+if TYPE_CHECKING:
+    from memdir.kernel.index.interface import IndexBackend
+
 
 VISIBLE = ("active", "candidate")
 DANGLING = ("forgotten",)
 
 
-def node(index: Index, record_id: str) -> dict[str, Any]:
+def node(index: IndexBackend, record_id: str) -> dict[str, Any]:
     """Return a graph node: id, status, and kind/text only when the record may be shown."""
     doc = index.get_doc(record_id)
     if doc is None:
@@ -46,7 +49,7 @@ class Graph:
         return {"root": self.root, "nodes": self.nodes, "edges": self.edges}
 
 
-def graph(index: Index, record_id: str, depth: int = 1) -> Graph:
+def graph(index: IndexBackend, record_id: str, depth: int = 1) -> Graph:
     """Return the records within ``depth`` links of ``record_id``, following both directions.
 
     Links are only followed through records that may be shown, so a forgotten record's own

@@ -1,7 +1,8 @@
 """``memdir health``: what is wrong with a store, what was repaired, what to do next.
 
 Read-mostly. It repairs only what is safe and mechanical: it finishes a logical write a
-killed process left half-done (:func:`memdir.kernel.txn.recover`), removes stale dot-prefixed
+killed process left half-done (:func:`memdir.kernel.storage.txn.recover`), removes stale
+dot-prefixed
 temporary files and the git lock files a killed git left, and brings the index up to date.
 Everything else is reported with the command that fixes it: quarantined files (by name, never
 moved or rewritten), duplicated keys, dangling links, broken supersession chains, uncommitted
@@ -17,16 +18,18 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memdir.kernel import gitio, manifest, txn
-from memdir.kernel.atomic import TEMP_SUFFIX
-from memdir.kernel.errors import GitError, MemdirError
-from memdir.kernel.index import Index
-from memdir.kernel.lifecycle import Handle
-from memdir.kernel.lock import inspect_lock, store_lock
-from memdir.kernel.paths import HOOK_ERROR_LOG, HOOK_GAVE_UP, HOOK_ROW_LATE, STATE_DIRNAME
+from memdir.kernel.base.atomic import TEMP_SUFFIX
+from memdir.kernel.base.errors import GitError, MemdirError
+from memdir.kernel.storage import gitio, manifest, txn
+from memdir.kernel.storage.lifecycle import Handle
+from memdir.kernel.storage.lock import inspect_lock, store_lock
+from memdir.kernel.storage.paths import HOOK_ERROR_LOG, HOOK_GAVE_UP, HOOK_ROW_LATE, STATE_DIRNAME
 from memdir.store.scan import open_index, scan_records, tolerant_reader
+
+if TYPE_CHECKING:
+    from memdir.kernel.index.interface import IndexBackend
 
 STALE_TEMP_SECONDS = 60.0
 """A temporary file older than this belongs to a writer that died; younger ones may be live."""
@@ -416,9 +419,9 @@ def _proposal_findings(handle: Handle, report: Report) -> None:
     A proposal whose record changed since it was proposed is not pending work: it is named
     under its own code, ``proposals_obsolete``, with the command that dismisses it.
     """
-    from memdir.kernel.authority import pending, pending_count
-    from memdir.kernel.errors import MemdirError
-    from memdir.kernel.lifecycle import proposal_state
+    from memdir.kernel.base.errors import MemdirError
+    from memdir.kernel.storage.authority import pending, pending_count
+    from memdir.kernel.storage.lifecycle import proposal_state
 
     if not pending_count(handle.store):
         return
@@ -461,7 +464,7 @@ def _audit_findings(store: Path, report: Report) -> None:
     named as information, since people may edit records by hand. A store with no audit log at
     all (made before memdir kept one) gets one line of information instead.
     """
-    from memdir.kernel import audit
+    from memdir.kernel.storage import audit
 
     _tombstone_findings(store, report)
     events = audit.read(store)
@@ -512,8 +515,8 @@ def _tombstone_findings(store: Path, report: Report) -> None:
     another machine's store, and is then named here (the owner rejects it again, or lifts the
     tombstone).
     """
-    from memdir.kernel import audit
-    from memdir.kernel.recordfile import read_canonical
+    from memdir.kernel.storage import audit
+    from memdir.kernel.storage.recordfile import read_canonical
 
     live = audit.tombstones(store)
     if not live:
@@ -541,7 +544,7 @@ def _tombstone_findings(store: Path, report: Report) -> None:
             )
 
 
-def _check_read_only(store: Path, index: Index, settings: Any, report: Report) -> Report:
+def _check_read_only(store: Path, index: IndexBackend, settings: Any, report: Report) -> Report:
     """Examine a store this process cannot write: every finding, no repair, no write."""
     report.findings.append(
         Finding(
@@ -579,7 +582,7 @@ def _check_read_only(store: Path, index: Index, settings: Any, report: Report) -
 
 def _spool_findings(handle: Handle, report: Report) -> None:
     """Store explicit requests a prompt hook ran out of time for; name any still waiting."""
-    from memdir.kernel import spool
+    from memdir.kernel.storage import spool
 
     if not spool.pending(handle.store):
         return

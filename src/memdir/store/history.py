@@ -2,8 +2,10 @@
 
 Rollback is a revert commit, never ``reset --hard`` (DESIGN §2): the rolled-back change stays
 in the history, and rolling back the rollback restores it. The revert is computed without
-touching git's index or the files (:func:`memdir.kernel.gitio.revert_contents`) and written as
-one logical write (:func:`memdir.kernel.txn.apply_texts`), so a git failure leaves the store as
+touching git's index or the files (:func:`memdir.kernel.storage.gitio.revert_contents`) and written
+as
+one logical write (:func:`memdir.kernel.storage.txn.apply_texts`), so a git failure leaves the
+store as
 it was, with nothing staged.
 """
 
@@ -15,13 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memdir.kernel import appendlog, audit, gitio, txn
-from memdir.kernel.caller import Caller
-from memdir.kernel.errors import NotFoundError, RecordParseError, UsageError
-from memdir.kernel.ids import check_id
-from memdir.kernel.lifecycle import Handle
-from memdir.kernel.lock import store_lock
-from memdir.kernel.recordfile import read_canonical
+from memdir.kernel.base import appendlog
+from memdir.kernel.base.caller import Caller
+from memdir.kernel.base.errors import NotFoundError, RecordParseError, UsageError
+from memdir.kernel.base.ids import check_id
+from memdir.kernel.storage import audit, gitio, txn
+from memdir.kernel.storage.lifecycle import Handle
+from memdir.kernel.storage.lock import store_lock
+from memdir.kernel.storage.recordfile import read_canonical
 from memdir.store.scan import scan_records
 
 

@@ -26,10 +26,10 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from memdir.kernel.clock import age_days
-from memdir.kernel.lifecycle import Handle, find_similar
-from memdir.kernel.recall import half_life_days
-from memdir.kernel.text import similarity, words
+from memdir.kernel.base.clock import age_days
+from memdir.kernel.index.recall import half_life_days
+from memdir.kernel.lang.text import similarity, words
+from memdir.kernel.storage.lifecycle import Handle, find_similar
 
 NEAR_DUPLICATE = 0.5
 SUBJECT_OVERLAP = 0.6

@@ -19,7 +19,7 @@ records its file is unlinked, so a copy never outlives its source. What does not
 :data:`LIMIT_BYTES` is dropped, least relevant first, and reported.
 
 The machine-local flag ``state/mirror-claude.json`` says mirroring is on and which ids the
-mirror carries; the SessionStart digest reads it (:func:`memdir.kernel.digest.mirrored_ids`)
+mirror carries; the SessionStart digest reads it (:func:`memdir.kernel.index.digest.mirrored_ids`)
 and leaves those ids out for Claude Code. Memdir's own files are refreshed after every write
 through the CLI or MCP server while the flag exists; ``memdir mirror claude --off`` removes
 the files and the flag. ``MEMORY.md`` (Claude Code's index) is never written.
@@ -34,13 +34,16 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memdir.kernel import gitio, paths
-from memdir.kernel.atomic import write_text_atomic
-from memdir.kernel.digest import MIRROR_FLAG, PINNED_TAG
-from memdir.kernel.errors import MemdirError
-from memdir.kernel.index import Index
+from memdir.kernel.base.atomic import write_text_atomic
+from memdir.kernel.base.errors import MemdirError
+from memdir.kernel.index.digest import MIRROR_FLAG, PINNED_TAG
+from memdir.kernel.storage import gitio, paths
+
+if TYPE_CHECKING:
+    from memdir.kernel.index.interface import IndexBackend
+
 
 LIMIT_BYTES = 4096
 """Claude Code recalls only the first 4096 bytes of a memory file (front matter included)."""
@@ -164,7 +167,7 @@ def is_ours(path: Path) -> bool:
     return MARKER in keys and keys.get(HASH_KEY) == _digest(body)
 
 
-def _ranked(index: Index, kind: str) -> list[dict[str, Any]]:
+def _ranked(index: IndexBackend, kind: str) -> list[dict[str, Any]]:
     docs = [
         d for d in index.list_docs(kinds=(kind,), statuses=("active",)) if d["origin"] == "owner"
     ]
@@ -216,7 +219,7 @@ def enabled(store: Path) -> bool:
     return flag_path(store).is_file()
 
 
-def refresh(index: Index, store: Path, directory: Path) -> Mirrored:
+def refresh(index: IndexBackend, store: Path, directory: Path) -> Mirrored:
     """Bring the mirror files in ``directory`` up to date with the store; set the flag.
 
     Args:
@@ -269,7 +272,7 @@ def _write_flag(store: Path, directory: Path, ids: list[str]) -> None:
     write_text_atomic(flag_path(store), json.dumps(flag) + "\n", durable=False)
 
 
-def refresh_if_changed(index: Index, store: Path) -> Mirrored | None:
+def refresh_if_changed(index: IndexBackend, store: Path) -> Mirrored | None:
     """Refresh the mirror when it is on and the store's git head moved since the last refresh.
 
     Cheap when nothing changed: one read of the flag and of git's ``HEAD``. Never raises:

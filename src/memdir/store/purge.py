@@ -6,7 +6,7 @@ Forget retires a belief and keeps its history; purge is for text that must not e
 1. the record's file from the working tree, and its rows from the index;
 2. every journal and action-log line (and ``state/*.log`` line) that carries the text of any
    version of the record, matched on normalised words so case and punctuation do not hide it.
-   The logs are rewritten with :func:`memdir.kernel.appendlog.rewrite`, so hooks appending at
+   The logs are rewritten with :func:`memdir.kernel.base.appendlog.rewrite`, so hooks appending at
    the same moment lose nothing (DESIGN §7);
 3. the record's file from every commit of the store's history, the same log lines from every
    historic log blob, and commit messages that carried the text, by rewriting the history with
@@ -32,13 +32,14 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from memdir.kernel import appendlog, audit, authority, gitio, journal, txn
-from memdir.kernel.caller import Caller
-from memdir.kernel.errors import GitError, RecordParseError, UsageError
-from memdir.kernel.lifecycle import Handle, load
-from memdir.kernel.lock import store_lock
-from memdir.kernel.recordfile import read_canonical
-from memdir.kernel.text import is_cjk, normalize, normalized_text
+from memdir.kernel.base import appendlog
+from memdir.kernel.base.caller import Caller
+from memdir.kernel.base.errors import GitError, RecordParseError, UsageError
+from memdir.kernel.lang.text import is_cjk, normalize, normalized_text
+from memdir.kernel.storage import audit, authority, gitio, journal, txn
+from memdir.kernel.storage.lifecycle import Handle, load
+from memdir.kernel.storage.lock import store_lock
+from memdir.kernel.storage.recordfile import read_canonical
 
 _DATA = re.compile(rb"^data (\d+)$")
 _TEXT_LINE = re.compile(r"^text:[ \t]*(.*)$", re.MULTILINE)

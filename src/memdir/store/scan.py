@@ -18,13 +18,17 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from memdir.kernel import journal, manifest, paths
-from memdir.kernel.errors import IndexFormatError, RecordParseError
+from memdir.kernel.base.errors import IndexFormatError, RecordParseError
 from memdir.kernel.index import INDEX_NAME, FileStat, Index, IndexCorruptError
-from memdir.kernel.lifecycle import Handle, Reader
-from memdir.kernel.lock import store_lock
-from memdir.kernel.recordfile import Parsed
+from memdir.kernel.storage import journal, manifest, paths
+from memdir.kernel.storage.lifecycle import Handle, Reader
+from memdir.kernel.storage.lock import store_lock
+from memdir.kernel.storage.recordfile import Parsed
 from memdir.records import codec
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memdir.kernel.index.interface import IndexBackend
 
 RECORDS_DIR = "records"
 
@@ -71,7 +75,7 @@ def record_files(store: Path) -> dict[str, Path]:
 
 
 def tolerant_reader(scope: str) -> Reader:
-    """Return a :data:`memdir.kernel.lifecycle.Reader` that uses the tolerant codec."""
+    """Return a :data:`memdir.kernel.storage.lifecycle.Reader` that uses the tolerant codec."""
 
     def read(path: Path, rel: str) -> Parsed:
         return codec.read_file(path, rel, scope)
@@ -153,8 +157,41 @@ def open_index(store: Path, *, rebuild_broken: bool = True) -> Index:
         return Index(store)
 
 
-def open_handle(store: Path, *, scan: bool = True) -> Handle:
+def open_backend(store: Path, uri: str = "") -> IndexBackend:
+    """Open the index ``uri`` names (``[index] backend``): "" is the local SQLite index.
+
+    A ``postgres://`` URI opens the team's PostgreSQL index (:mod:`memdir.pgindex`, imported
+    only then: psycopg is an optional extra).
+
+    Raises:
+        UsageError: psycopg is not installed.
+        StorageError: the PostgreSQL server cannot be reached.
+    """
+    if uri.startswith(manifest.POSTGRES_SCHEMES):
+        from memdir.pgindex import open_postgres
+
+        return open_postgres(store, uri)
+    return open_index(store)
+
+
+def fill(index: IndexBackend, store: Path, settings: manifest.Manifest) -> ScanReport:
+    """Empty ``index`` and index every record and journal line again, in one transaction.
+
+    Readers keep seeing the old contents until the new ones are committed.
+    """
+    with index.write():
+        index.clear()
+        handle = Handle(store, index, settings, read=tolerant_reader(settings.scope))
+        report = scan_records(handle)
+        turns = journal.sync_journal(index, store)
+    return ScanReport(report.indexed, report.removed, report.quarantined, turns)
+
+
+def open_handle(store: Path, *, scan: bool = True, backend: str | None = None) -> Handle:
     """Open ``store`` for lifecycle operations, with its index brought up to date.
+
+    The index is the manifest's ``[index] backend`` unless ``backend`` names another ("" or
+    ``sqlite``: the local SQLite index; ``postgres://…``: a PostgreSQL index).
 
     Raises:
         StoreLayoutError: a store folder is a symlink leading out of the store.
@@ -163,7 +200,8 @@ def open_handle(store: Path, *, scan: bool = True) -> Handle:
     """
     paths.check_layout(store)
     settings = manifest.load(store)
-    index = open_index(store)
+    uri = settings.index_backend if backend is None else backend
+    index = open_backend(store, "" if uri == "sqlite" else uri)
     handle = Handle(store, index, settings, read=tolerant_reader(settings.scope))
     if scan and not index.read_only:
         scan_records(handle)
@@ -187,22 +225,6 @@ def reindex(store: Path) -> ScanReport:
         try:
             # One transaction: a reindex killed at any instant leaves the old index whole, and
             # readers that never scan (hooks) never see it empty.
-            with index.write() as conn:
-                for table in (
-                    "records_fts",
-                    "records",
-                    "links",
-                    "files",
-                    "turns_fts",
-                    "turns",
-                    "journal_files",
-                    "turn_df",
-                ):
-                    conn.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
-                conn.execute("UPDATE fts_stats SET docs = 0, tokens = 0")
-                handle = Handle(store, index, settings, read=tolerant_reader(settings.scope))
-                report = scan_records(handle)
-                turns = journal.sync_journal(index, store)
+            return fill(index, store, settings)
         finally:
             index.close()
-    return ScanReport(report.indexed, report.removed, report.quarantined, turns)

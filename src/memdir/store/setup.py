@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from memdir.kernel import gitio, manifest
-from memdir.kernel.atomic import write_text_atomic
-from memdir.kernel.errors import MemdirError, UsageError
+from memdir.kernel.base.atomic import write_text_atomic
+from memdir.kernel.base.errors import MemdirError, UsageError
 from memdir.kernel.index import INDEX_NAME, check_index_path
-from memdir.kernel.lock import store_lock
-from memdir.kernel.paths import (
+from memdir.kernel.storage import gitio, manifest
+from memdir.kernel.storage.lock import store_lock
+from memdir.kernel.storage.paths import (
     MANIFEST_NAME,
     STATE_DIRNAME,
     STORE_DIRNAME,

@@ -2,7 +2,7 @@
 
 Every view reads through :mod:`memdir.service` (and the kernel's read-only session and journal
 readers); every action calls the same service function as the CLI command of the same name, as
-:data:`UI_CALLER`. A :class:`~memdir.kernel.errors.MemdirError` becomes a page saying what was
+:data:`UI_CALLER`. A :class:`~memdir.kernel.base.errors.MemdirError` becomes a page saying what was
 wrong, with the HTTP status of its exit code (2 → 400, 3 → 403, 4 → 404, else 409).
 """
 
@@ -29,12 +29,12 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from memdir import service
-from memdir.kernel import authority
-from memdir.kernel import session as session_mod
-from memdir.kernel.caller import Caller
-from memdir.kernel.errors import MemdirError, UsageError
-from memdir.kernel.journal import journal_files
-from memdir.kernel.model import KINDS, STATUSES
+from memdir.kernel.base.caller import Caller
+from memdir.kernel.base.errors import MemdirError, UsageError
+from memdir.kernel.base.model import KINDS, STATUSES
+from memdir.kernel.storage import authority
+from memdir.kernel.storage import session as session_mod
+from memdir.kernel.storage.journal import journal_files
 from memdir.service import memory
 
 UI_CALLER = Caller("owner", "ui")
@@ -170,7 +170,7 @@ def session_journal(store: Path, session_id: str, limit: int = 500) -> list[dict
 
 def session_events(store: Path, session_id: str) -> list[dict[str, Any]]:
     """Return a session's not yet folded events (with their times), oldest first."""
-    from memdir.kernel.paths import state_dir
+    from memdir.kernel.storage.paths import state_dir
 
     key = session_mod.session_key(session_id)
     path = state_dir(store) / session_mod.SESSIONS_DIR / f"{key}{session_mod.EVENTS_SUFFIX}"
@@ -382,7 +382,7 @@ def create_app(  # noqa: C901 - registers each route as a small closure; the cou
     async def one_session(request: Request) -> Response:
         session_id = request.path_params["id"]
         if session_mod.session_key(session_id) not in session_mod.session_ids(store):
-            from memdir.kernel.errors import NotFoundError
+            from memdir.kernel.base.errors import NotFoundError
 
             raise NotFoundError(f"no session {session_id!r} has saved state in this store")
         state = session_mod.load(store, session_id)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import uvicorn
 
-from memdir.kernel.errors import UsageError
+from memdir.kernel.base.errors import UsageError
 from memdir.ui.app import create_app
 
 HOST = "127.0.0.1"

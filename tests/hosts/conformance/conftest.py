@@ -39,7 +39,7 @@ from typing import Any
 import pytest
 import yaml
 
-from memdir.kernel.channel import AGENT_MARKERS
+from memdir.service.channel import AGENT_MARKERS
 
 HOSTS_PREFIX = Path(os.environ.get("MEMDIR_HOSTS_PREFIX") or "/opt/memdir-hosts")
 """Where ``.ci/install-hosts`` put the pinned host CLIs."""
@@ -403,7 +403,7 @@ def read_state(store: Path) -> State:
     for path in sorted((store / "records").rglob("*.md")):
         front = path.read_text(encoding="utf-8").split("---\n", 2)[1]
         records.append(yaml.safe_load(front))
-    from memdir.kernel import session  # snapshots folded with their appended events
+    from memdir.kernel.storage import session  # snapshots folded with their appended events
 
     sessions = {str(value.get("id")): value for value in session.all_states(store)}
     anatomy_file = store / "anatomy.json"

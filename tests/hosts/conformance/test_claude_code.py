@@ -34,7 +34,7 @@ from typing import Any
 
 import pytest
 
-from memdir.kernel.hosttable import CANONICAL_EVENTS
+from memdir.kernel.hostio.hosttable import CANONICAL_EVENTS
 from tests.hosts.conformance.conftest import (
     FIXTURES,
     LoopbackServer,

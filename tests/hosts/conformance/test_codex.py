@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 
-from memdir.kernel import session as session_state
+from memdir.kernel.storage import session as session_state
 from tests.hosts.conformance.codex_script import (
     CodexScript,
     Step,

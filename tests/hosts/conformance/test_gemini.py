@@ -43,7 +43,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from memdir.kernel import session as session_state
+from memdir.kernel.storage import session as session_state
 from tests.hosts.conformance.conftest import (
     FIXTURES,
     LoopbackServer,

@@ -11,11 +11,12 @@ from typing import Any
 import click
 
 from memdir.cli.output import emit, emit_json, json_option, note, one_line, resolve, store_option
-from memdir.kernel import authority
-from memdir.kernel.caller import Caller, cli_caller
-from memdir.kernel.errors import AuthorityError
-from memdir.kernel.text import truncate
+from memdir.kernel.base.caller import Caller
+from memdir.kernel.base.errors import AuthorityError
+from memdir.kernel.lang.text import truncate
+from memdir.kernel.storage import authority
 from memdir.service import memory
+from memdir.service.channel import cli_caller
 
 
 @click.command()
@@ -30,8 +31,8 @@ def serve(store: Path | None) -> None:
     Example:
         claude mcp add memdir -- memdir serve
     """
-    from memdir.kernel.errors import StoreNotFoundError
-    from memdir.kernel.paths import is_store, user_store_dir
+    from memdir.kernel.base.errors import StoreNotFoundError
+    from memdir.kernel.storage.paths import is_store, user_store_dir
 
     try:
         target = resolve(store)
@@ -538,7 +539,7 @@ def import_(
 
 
 def _import_bundle(paths: tuple[Path, ...], store: Path | None, as_json: bool) -> None:
-    from memdir.kernel.errors import UsageError
+    from memdir.kernel.base.errors import UsageError
     from memdir.service import portable
 
     if len(paths) != 1:
@@ -620,7 +621,7 @@ def export(
         memdir export --to amp ./talewell-repo
     """
     if target_format == "amp":
-        from memdir.kernel.errors import UsageError
+        from memdir.kernel.base.errors import UsageError
         from memdir.service import portable
 
         folder = directory or output
@@ -636,7 +637,7 @@ def export(
     if directory is not None and output is None:
         output = directory
     if output is not None and output.is_dir():
-        from memdir.kernel.errors import UsageError
+        from memdir.kernel.base.errors import UsageError
 
         raise UsageError(
             f"{output} is a folder; JSON Lines go to a file (a folder is for --to amp)"
@@ -650,7 +651,7 @@ def export(
             return
         click.echo("".join(lines), nl=False)
         return
-    from memdir.kernel.atomic import write_text_atomic
+    from memdir.kernel.base.atomic import write_text_atomic
 
     write_text_atomic(output, "".join(lines))
     if as_json:

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from memdir.cli.output import emit, json_option
-from memdir.kernel.errors import UsageError
+from memdir.kernel.base.errors import UsageError
 
 
 @click.group()

@@ -240,7 +240,7 @@ def _first_session(demo: Demo, lock_file: Path, readme: Path) -> None:
         tool_response={"type": "text", "file": {"filePath": str(lock_file), "content": "…"}},
     )
     with readme.open("a", encoding="utf-8") as fh:
-        fh.write("\nThe store lock is an flock on state/lock; see kernel/lock.py.\n")
+        fh.write("\nThe store lock is an flock on state/lock; see kernel/storage/lock.py.\n")
     edit = {"file_path": str(readme), "old_string": "", "new_string": "The store lock is …"}
     demo.agent(
         "PostToolUse",

@@ -9,7 +9,8 @@ import click
 
 from memdir import service
 from memdir.cli.output import emit, json_option, one_line, resolve, store_option
-from memdir.kernel.caller import cli_caller, from_trailers
+from memdir.kernel.base.caller import from_trailers
+from memdir.service.channel import cli_caller
 
 
 @click.command()

@@ -8,7 +8,7 @@ import click
 
 from memdir import service
 from memdir.cli.output import emit, json_option, resolve, store_option
-from memdir.kernel.text import truncate
+from memdir.kernel.lang.text import truncate
 
 
 @click.command()

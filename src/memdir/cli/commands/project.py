@@ -9,7 +9,7 @@ import click
 
 from memdir.cli.output import emit, json_option, resolve, store_option
 from memdir.hosts import HOSTS
-from memdir.kernel.text import truncate
+from memdir.kernel.lang.text import truncate
 from memdir.service import project
 
 HOST_CHOICE = click.Choice(sorted(HOSTS))
@@ -98,7 +98,7 @@ def install(host: str, shared: bool, mirror: bool, directory: Path | None, as_js
     plan = project.install(root, host, shared=shared)
     out = plan.to_json()
     if mirror:
-        from memdir.kernel.paths import STORE_DIRNAME
+        from memdir.kernel.storage.paths import STORE_DIRNAME
         from memdir.service import portable
 
         out["mirror"] = portable.mirror_claude(root / STORE_DIRNAME).to_json()
@@ -129,7 +129,7 @@ def uninstall(host: str, directory: Path | None, as_json: bool) -> None:
     plan = project.install(root, host, remove=True)
     out = plan.to_json()
     if host == "claude-code":
-        from memdir.kernel.paths import STORE_DIRNAME
+        from memdir.kernel.storage.paths import STORE_DIRNAME
         from memdir.service import portable
 
         if (root / STORE_DIRNAME).is_dir() and portable.mirror_enabled(root / STORE_DIRNAME):
@@ -334,6 +334,8 @@ def stats(session_id: str | None, store: Path | None, as_json: bool) -> None:
             + (", ".join(f"{n} {s}" for s, n in sorted(v["records"].items())) or "none yet"),
             "active by kind: "
             + (", ".join(f"{n} {k}" for k, n in sorted(v["kinds"].items())) or "none"),
+            "active by tag: "
+            + (", ".join(f"{n} {t}" for t, n in list(v["tags"].items())[:15]) or "none"),
             f"tokens injected by memdir: {t['injected_tokens']}",
             f"reads: {t['reads']} (~{t['read_tokens']} tokens); full re-reads refused: "
             f"{t['denied']} (~{t['denied_tokens']} tokens saved)",

@@ -10,11 +10,12 @@ import click
 
 from memdir import service
 from memdir.cli.output import emit, json_option, note, one_line, resolve, store_option
-from memdir.kernel.caller import Caller, cli_caller
-from memdir.kernel.errors import ProvenanceError, UsageError
-from memdir.kernel.lifecycle import Written
-from memdir.kernel.model import KINDS, STATUSES, Record
-from memdir.kernel.text import truncate
+from memdir.kernel.base.caller import Caller
+from memdir.kernel.base.errors import ProvenanceError, UsageError
+from memdir.kernel.base.model import KINDS, STATUSES, Record
+from memdir.kernel.lang.text import truncate
+from memdir.kernel.storage.lifecycle import Written
+from memdir.service.channel import cli_caller
 
 ORIGIN_CHOICES = ("owner", "agent")
 """What ``remember --origin`` offers: ``untrusted`` and ``system`` are refused on every path."""
@@ -96,8 +97,18 @@ def _line(doc: dict[str, Any], width: int = 100) -> str:
     show_default=True,
     help="What sort of belief.",
 )
-@click.option("--alias", "aliases", multiple=True, help="Another word for it (repeatable).")
-@click.option("--tag", "tags", multiple=True, help="A label (repeatable).")
+@click.option(
+    "--alias",
+    "aliases",
+    multiple=True,
+    help='Other words for it: a comma-separated list ("a,b,c"), repeatable.',
+)
+@click.option(
+    "--tag",
+    "tags",
+    multiple=True,
+    help='Labels: a comma-separated list, repeatable. A leading "[word]" in TEXT is a tag too.',
+)
 @click.option(
     "--importance",
     type=click.IntRange(1, 10),
@@ -106,6 +117,20 @@ def _line(doc: dict[str, Any], width: int = 100) -> str:
 )
 @click.option("--link", "links", multiple=True, help="Id of a related record (repeatable).")
 @click.option("--body", default="", help="Longer prose; [[id]] in it links records.")
+@click.option(
+    "--observed-at",
+    "observed_at",
+    default=None,
+    metavar="DATE",
+    help="When it was observed (ISO date or time; default today). Recall's recency reads it.",
+)
+@click.option(
+    "--entity-type",
+    "entity_type",
+    default=None,
+    metavar="TYPE",
+    help="With --kind entity: person, service, team… (AMP's entities/<type>/).",
+)
 @click.option(
     "--origin",
     "claimed",
@@ -135,6 +160,8 @@ def remember(
     importance: int | None,
     links: tuple[str, ...],
     body: str,
+    observed_at: str | None,
+    entity_type: str | None,
     claimed: str | None,
     valid_from: str | None,
     valid_until: str | None,
@@ -155,17 +182,62 @@ def remember(
         _read_text(text),
         kind=kind,
         caller=_caller(claimed),
-        aliases=aliases,
-        tags=tags,
+        aliases=split_list(aliases),
+        tags=split_list(tags),
         links=links,
         importance=importance,
         body=body,
         valid_from=valid_from,
         valid_until=valid_until,
+        observed_at=observed_at,
+        entity_type=entity_type,
     )
     if not done.created:
         note(f"memdir: {done.note}", as_json=as_json)
     emit(done.record.to_json(), as_json=as_json, render=lambda r: r["id"])
+
+
+def _count(n: int) -> str:
+    return f"{n} record" if n == 1 else f"{n} records"
+
+
+def split_list(values: tuple[str, ...]) -> tuple[str, ...]:
+    """Return the items of comma-separated option values: ``("a,b", "c")`` → ``("a", "b", "c")``.
+
+    Talewell's ``--alias "饮食,辣,diet"`` is a list; the ideographic comma (``，``) separates
+    too. A value that is a JSON array (``'["a, b"]'``) is passed whole, for the lifecycle to
+    read as that array (case B11).
+    """
+    out: list[str] = []
+    for value in values:
+        if value.strip().startswith("["):
+            out.append(value)
+            continue
+        out.extend(part.strip() for part in value.replace("，", ",").split(",") if part.strip())
+    return tuple(out)
+
+
+FILTER_OPTIONS = (
+    click.option(
+        "--tag",
+        "tags",
+        multiple=True,
+        help="Only records with this tag (repeatable; [坑] and 坑 are one tag).",
+    ),
+    click.option(
+        "--entity-type",
+        "entity_types",
+        multiple=True,
+        metavar="TYPE",
+        help="Only entities of this type (repeatable).",
+    ),
+)
+
+
+def _filters(command: Any) -> Any:
+    for option in reversed(FILTER_OPTIONS):
+        command = option(command)
+    return command
 
 
 def _render_recall(result: dict[str, Any]) -> str:
@@ -209,6 +281,7 @@ def _render_recall(result: dict[str, Any]) -> str:
     metavar="DATE",
     help="What memdir believed then, read from its own history (record time).",
 )
+@_filters
 @store_option
 @json_option
 def recall(
@@ -219,6 +292,8 @@ def recall(
     explain: bool,
     as_of: str | None,
     believed_at: str | None,
+    tags: tuple[str, ...],
+    entity_types: tuple[str, ...],
     store: Path | None,
     as_json: bool,
 ) -> None:
@@ -242,6 +317,8 @@ def recall(
         explain=explain,
         as_of=as_of,
         believed_at=believed_at,
+        tags=tags,
+        entity_types=entity_types,
     )
     emit(result.to_json(), as_json=as_json, render=_render_recall)
 
@@ -275,12 +352,15 @@ def get(record_id: str, store: Path | None, as_json: bool) -> None:
     help="Only this status (repeatable; default: every status).",
 )
 @click.option("-n", "--limit", type=click.IntRange(1), default=None, help="Most records to list.")
+@_filters
 @store_option
 @json_option
 def list_(
     kinds: tuple[str, ...],
     statuses: tuple[str, ...],
     limit: int | None,
+    tags: tuple[str, ...],
+    entity_types: tuple[str, ...],
     store: Path | None,
     as_json: bool,
 ) -> None:
@@ -289,8 +369,17 @@ def list_(
     \b
     Example:
         memdir list --status active --kind rule
+        memdir list --tag 坑
+        memdir list --entity-type person
     """
-    records = service.list_records(resolve(store), kinds=kinds, statuses=statuses, limit=limit)
+    records = service.list_records(
+        resolve(store),
+        kinds=kinds,
+        statuses=statuses,
+        limit=limit,
+        tags=tags,
+        entity_types=entity_types,
+    )
     emit(
         {"results": [r.to_json() for r in records]},
         as_json=as_json,
@@ -379,7 +468,96 @@ def _status_command(name: str, status_word: str) -> click.Command:
 
 
 reject = _status_command("reject", "wrong")
-forget = _status_command("forget", "retired")
+
+
+@click.command()
+@click.argument("record_id", metavar="[ID]", required=False)
+@click.option("--reason", default=None, help="Why it is retired (optional).")
+@click.option(
+    "--tag", "tags", multiple=True, help="Instead of ID: every live record with this tag."
+)
+@click.option(
+    "--match",
+    "match",
+    default=None,
+    metavar="QUERY",
+    help="Instead of ID: every live record recall returns for QUERY.",
+)
+@click.option("--yes", is_flag=True, help="With --tag or --match: forget without asking.")
+@store_option
+@json_option
+def forget(
+    record_id: str | None,
+    reason: str | None,
+    tags: tuple[str, ...],
+    match: str | None,
+    yes: bool,
+    store: Path | None,
+    as_json: bool,
+) -> None:
+    """Retire a belief: out of recall; its file and history stay.
+
+    With --tag or --match it retires every live (active or candidate) record
+    selected, after showing them: it asks first in a terminal, and elsewhere
+    forgets only with --yes (without it, it lists them and changes nothing).
+
+    \b
+    Example:
+        memdir forget f-01jc9x2k7q4fz2 --reason "no longer relevant"
+        memdir forget --tag 坑
+        memdir forget --match "redis cache" --yes
+    """
+    from memdir.service import selection
+
+    chosen = sum([record_id is not None, bool(tags), match is not None])
+    if chosen != 1:
+        raise UsageError("give one of: a record ID, --tag TAG, --match QUERY")
+    if record_id is not None:
+        if yes:
+            raise UsageError("--yes is for --tag and --match")
+        target = resolve(store)
+        done = service.forget(target, record_id, reason, caller=cli_caller())
+        if done.proposal is not None:
+            emit_written(done, as_json=as_json)
+            return
+        emit(done.record.to_json(), as_json=as_json, render=lambda r: done.note)
+        return
+    target = resolve(store)
+    records = selection.select(target, tags=tags, match=match)
+    preview = [_line(r.to_json()) for r in records]
+    if not records:
+        emit(
+            {"selected": [], "forgotten": [], "proposed": []},
+            as_json=as_json,
+            render=lambda v: "nothing to forget: no live record matches",
+        )
+        return
+    if not yes:
+        if as_json or not sys.stdin.isatty():
+            emit(
+                {"selected": [r.id for r in records], "forgotten": [], "proposed": []},
+                as_json=as_json,
+                render=lambda v: (
+                    "\n".join(preview)
+                    + f"\nnothing forgotten: add --yes to forget these {len(records)} records"
+                ),
+            )
+            return
+        click.echo("\n".join(preview))
+        if not click.confirm(f"Forget these {_count(len(records))}?", default=False):
+            click.echo("nothing forgotten")
+            return
+    written = selection.forget_all(target, records, reason, cli_caller())
+    forgotten = [w.record.id for w in written if w.proposal is None and w.changed]
+    proposed = [w.record.id for w in written if w.proposal is not None]
+    emit(
+        {"selected": [r.id for r in records], "forgotten": forgotten, "proposed": proposed},
+        as_json=as_json,
+        render=lambda v: (
+            f"forgot {len(forgotten)} records"
+            + (f"; {len(proposed)} proposed for the owner's review" if proposed else "")
+        ),
+    )
 
 
 @click.command()
@@ -421,16 +599,31 @@ def graph(record_id: str, depth: int, store: Path | None, as_json: bool) -> None
 
 @click.command(name="index")
 @click.option("--markdown", is_flag=True, help="Render as Markdown, one section per kind.")
+@click.option(
+    "--backend",
+    metavar="URI",
+    default=None,
+    help="Rebuild the index at URI from the records and journal, then read from it: "
+    "postgres://… (a team's PostgreSQL; needs memdir[postgres]) or sqlite (the local one). "
+    "Set [index] backend in memdir.toml to make every command use it.",
+)
 @store_option
 @json_option
-def index_(markdown: bool, store: Path | None, as_json: bool) -> None:
+def index_(markdown: bool, backend: str | None, store: Path | None, as_json: bool) -> None:
     """Print the compact catalogue of active records (for injection into an agent).
 
     \b
     Example:
         memdir index --markdown
+        memdir index --backend 'postgresql://db.example/memdir'
     """
-    records = service.catalogue(resolve(store))
+    folder = resolve(store)
+    built: dict[str, Any] | None = None
+    if backend is not None:
+        if backend != "sqlite" and not backend.startswith(("postgres://", "postgresql://")):
+            raise click.BadParameter("use sqlite or a postgres:// URI", param_hint="--backend")
+        built = service.build_index(folder, backend)
+    records = service.catalogue(folder, backend=backend)
 
     def render(value: dict[str, Any]) -> str:
         rows = value["results"]
@@ -445,7 +638,25 @@ def index_(markdown: bool, store: Path | None, as_json: bool) -> None:
             out.append(f"- {truncate(d['text'].replace(chr(10), ' '), 160)} [{d['id']}]")
         return "\n".join(out) if rows else "# Memory index\n\n(no active records)"
 
-    emit({"results": [r.to_json() for r in records]}, as_json=as_json, render=render)
+    def render_built(value: dict[str, Any]) -> str:
+        info = value["built"]
+        vector = info["server"].get("pgvector")
+        lines = [
+            f"built the {info['backend']} index: {info['records']} records, {info['turns']} "
+            f"journal turns, {info['quarantined']} quarantined, in {info['took_ms']} ms"
+        ]
+        if info["backend"] == "postgres":
+            lines.append(
+                f"PostgreSQL {info['server'].get('server_version', '?')}; pgvector "
+                + (f"{vector} is installed, unused" if vector else "is not installed")
+                + " (memdir's recall is lexical: it stores no embeddings)"
+            )
+        return "\n".join(lines) + "\n" + render(value)
+
+    out: dict[str, Any] = {"results": [r.to_json() for r in records]}
+    if built is not None:
+        out["built"] = built
+    emit(out, as_json=as_json, render=render_built if built is not None else render)
 
 
 @click.command()

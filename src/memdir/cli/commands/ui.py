@@ -37,7 +37,7 @@ def ui(port: int, no_open: bool, store: Path | None, as_json: bool) -> None:
         memdir ui --port 8765 --no-open
     """
     target = resolve(store)
-    from memdir.kernel import manifest
+    from memdir.kernel.storage import manifest
 
     manifest.load(target)  # a store from a newer memdir is refused before serving
     from memdir.ui.server import serve

@@ -1,0 +1,1 @@
+"""The project's file map (anatomy): scanning files and keeping anatomy.json current."""

@@ -1,0 +1,1 @@
+"""What the hook path needs to speak to a host: the host table and hook input/output."""

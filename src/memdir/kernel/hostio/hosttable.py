@@ -1,0 +1,463 @@
+"""The one host table: everything memdir knows about each coding agent, as plain data.
+
+Both the installer (``memdir install``/``doctor``/``hosts``) and the hook path (``memdir hook``)
+read this module, so it holds only literals and a few pure helpers: no imports beyond the
+standard library, no dataclasses, no typing at run time (the hook path pays for every import).
+Adding a host is one entry here plus its recorded payload fixtures.
+
+Each entry of :data:`HOSTS` is a dict with these keys (absent optional keys read as empty):
+
+``title``
+    The host's product name.
+``installable``
+    Whether ``memdir install --host`` can wire it; listed-only hosts say why in ``notes``.
+``events``
+    memdir's canonical event (Claude Code's names,
+    :data:`memdir.kernel.hostio.hookio.CANONICAL_EVENTS`
+    plus ``PostToolUseFailure``) → the host's own event name. A missing event is a feature the
+    host lacks; memdir loses only that feature there.
+``matchers``
+    canonical event → the matcher written on memdir's hook group (a regex over the host's tool
+    names, or an exact name); events without one get no matcher (fire always).
+``tools``
+    canonical tool (``Read``, ``Write``, ``Edit``, ``Bash``) → the host's tool names for it.
+``mcp_tool``
+    how the host names a tool ``T`` of an MCP server ``S``: a format with ``{server}`` and
+    ``{tool}`` (Claude Code and Codex ``mcp__S__T``, Gemini CLI ``mcp_S_T``, Copilot ``S-T``).
+``payload``
+    canonical payload field → the host's field names, first found wins.
+``output``
+    the shape of a hook's answer: ``"claude"`` (nested ``hookSpecificOutput``, deny through
+    ``permissionDecision``), ``"gemini"`` (``hookSpecificOutput`` for context, top-level
+    ``decision: deny``), ``"flat"`` (Copilot: top-level ``additionalContext``,
+    ``permissionDecision``), ``"cursor"`` (``additional_context``, ``permission``).
+``timeout_unit``
+    ``"s"`` or ``"ms"``: the unit of the ``timeout`` field on a hook handler (Gemini: ms).
+``project_dir_env``
+    the environment variable the host sets to the project root for hooks, if any.
+``personal`` / ``shared``
+    where a personal install (the default) and a ``--shared`` install write: ``hooks`` (a
+    project-relative JSON file), ``mcp`` (a project-relative file, or ``"~/.claude.json"`` for
+    Claude Code's local scope kept in the user's home), ``instructions`` (a project-relative
+    Markdown file), and ``command`` (``"absolute"``: this interpreter by absolute path, allowed
+    only in files nobody commits; ``"path"``: the bare ``memdir`` found on PATH).
+    ``exclude`` lists personal files memdir adds to ``.git/info/exclude`` when it creates them.
+``mcp_format``
+    how the MCP server entry is written: ``"mcpServers"`` (JSON object ``mcpServers.memdir``),
+    ``"claude-local"`` (``~/.claude.json`` → ``projects[<abs project>].mcpServers.memdir``),
+    ``"codex-toml"`` (TOML table ``[mcp_servers.memdir]``).
+``mcp_timeout_ms``
+    a start-up timeout written on the MCP entry (Gemini allows 5 s unless ``timeout`` is set).
+``gates``
+    what the user must do before the host runs memdir's hooks or reaches its server (trust,
+    approval); printed by install, ``memdir hosts`` and ``memdir doctor``. memdir never writes a
+    host's trust store itself.
+``binary``
+    the host's CLI name, which ``memdir doctor`` asks (``claude mcp get``, ``codex mcp list``…).
+``notes``
+    one line for ``memdir hosts``.
+
+Imports: standard library only (none at all).
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
+
+SERVER_NAME = "memdir"
+"""The name memdir's MCP server is registered under in every host."""
+
+MEMDIR_MCP_TOOLS = (
+    "memory_recall",
+    "memory_remember",
+    "memory_correct",
+    "memory_get",
+    "memory_list",
+    "memory_reject",
+    "memory_forget",
+    "journal_write",
+)
+"""memdir's MCP tool names (the server's own, before the host qualifies them)."""
+
+BELIEF_MCP_TOOLS = ("memory_remember", "memory_correct")
+"""MCP tools whose successful call writes a belief (silences the "saved no memory" reminder)."""
+
+CANONICAL_EVENTS = (
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "PostToolBatch",
+    "Stop",
+    "PreCompact",
+    "PostCompact",
+    "SessionEnd",
+)
+"""memdir's hook events, named as Claude Code names them (DESIGN §7); other hosts map onto them."""
+_CLAUDE_EVENTS = CANONICAL_EVENTS
+
+_COMMON_PAYLOAD = {
+    "event": ("hook_event_name", "hookEventName"),
+    "session": ("session_id", "sessionId"),
+    "cwd": ("cwd",),
+    "transcript": ("transcript_path",),
+    "prompt": ("prompt",),
+    "tool": ("tool_name",),
+    "tool_input": ("tool_input",),
+    "tool_response": ("tool_response",),
+    "last_message": ("last_assistant_message",),
+    "source": ("source", "trigger", "reason"),
+    "agent": ("agent_id",),
+}
+
+HOSTS: dict[str, dict[str, Any]] = {
+    "claude-code": {
+        "title": "Claude Code",
+        "installable": True,
+        "binary": "claude",
+        "events": {name: name for name in _CLAUDE_EVENTS},
+        "matchers": {
+            "PreToolUse": "Read",
+            "PostToolUse": "^(Read|Write|Edit|MultiEdit|NotebookEdit|Bash|mcp__memdir__.*)$",
+            "PostToolUseFailure": "^(Read|Write|Edit|MultiEdit|NotebookEdit|Bash)$",
+        },
+        "tools": {
+            "Read": ("Read",),
+            "Write": ("Write",),
+            "Edit": ("Edit", "MultiEdit", "NotebookEdit"),
+            "Bash": ("Bash",),
+        },
+        "mcp_tool": "mcp__{server}__{tool}",
+        "payload": dict(_COMMON_PAYLOAD),
+        "output": "claude",
+        "timeout_unit": "s",
+        "project_dir_env": "CLAUDE_PROJECT_DIR",
+        "personal": {
+            "hooks": ".claude/settings.local.json",
+            "mcp": "~/.claude.json",
+            "mcp_format": "claude-local",
+            "instructions": "CLAUDE.local.md",
+            "command": "absolute",
+            "exclude": (".claude/settings.local.json", "CLAUDE.local.md"),
+        },
+        "shared": {
+            "hooks": ".claude/settings.json",
+            "mcp": ".mcp.json",
+            "mcp_format": "mcpServers",
+            "instructions": "CLAUDE.md",
+            "command": "path",
+        },
+        "gates": {
+            "shared": (
+                "Claude Code asks each person to approve a project .mcp.json server: run "
+                "`claude` in the project and accept `memdir`, or `claude mcp get memdir` shows "
+                "'Pending approval' until then.",
+            ),
+        },
+        "notes": "the reference host: every event, nested hookSpecificOutput answers",
+    },
+    "codex": {
+        "title": "OpenAI Codex CLI",
+        "installable": True,
+        "binary": "codex",
+        "events": {
+            name: name
+            for name in _CLAUDE_EVENTS
+            if name not in ("PostToolBatch", "SessionEnd", "PostToolUseFailure")
+        },
+        "matchers": {
+            # Codex reads files through its shell tool: PreToolUse sees ``Bash`` (`cat`, `sed`).
+            "PreToolUse": "^(Bash|Read)$",
+            "PostToolUse": "^(Bash|apply_patch|Edit|Write|Read|mcp__memdir__.*)$",
+        },
+        "tools": {
+            "Read": ("Read",),
+            "Write": ("Write",),
+            # apply_patch carries the patch text in tool_input.command (Add/Update/Delete/Move).
+            "Edit": ("apply_patch", "Edit"),
+            "Bash": ("Bash", "shell", "exec_command"),
+        },
+        "mcp_tool": "mcp__{server}__{tool}",
+        "payload": dict(_COMMON_PAYLOAD),
+        "output": "claude",
+        "timeout_unit": "s",
+        "project_dir_env": "",
+        "personal": {
+            "hooks": ".codex/hooks.json",
+            "mcp": ".codex/config.toml",
+            "mcp_format": "codex-toml",
+            "instructions": "AGENTS.md",
+            "command": "path",
+        },
+        "shared": {
+            "hooks": ".codex/hooks.json",
+            "mcp": ".codex/config.toml",
+            "mcp_format": "codex-toml",
+            "instructions": "AGENTS.md",
+            "command": "path",
+        },
+        "gates": {
+            "any": (
+                "Codex loads a project's .codex/ folder only for a trusted project: accept the "
+                "trust prompt when `codex` starts there (or set "
+                '[projects."<project path>"] trust_level = "trusted" in ~/.codex/config.toml).',
+                "Codex skips each new or changed hook until you trust it: run `codex` in the "
+                "project, type /hooks and trust memdir's hooks (moving the project or changing "
+                "a hook's command asks again).",
+            ),
+        },
+        "notes": "no SessionEnd or PostToolBatch; reads go through the shell, edits through "
+        "apply_patch",
+    },
+    "gemini": {
+        "title": "Gemini CLI",
+        "installable": True,
+        "binary": "gemini",
+        "events": {
+            "SessionStart": "SessionStart",
+            "UserPromptSubmit": "BeforeAgent",
+            "PreToolUse": "BeforeTool",
+            "PostToolUse": "AfterTool",
+            "Stop": "AfterAgent",
+            "PreCompact": "PreCompress",
+            "SessionEnd": "SessionEnd",
+        },
+        "matchers": {
+            "PreToolUse": "^(read_file|read_many_files)$",
+            "PostToolUse": (
+                "^(read_file|read_many_files|write_file|replace|run_shell_command|mcp_memdir_.*)$"
+            ),
+        },
+        "tools": {
+            "Read": ("read_file", "read_many_files"),
+            "Write": ("write_file",),
+            "Edit": ("replace",),
+            "Bash": ("run_shell_command",),
+        },
+        "mcp_tool": "mcp_{server}_{tool}",
+        "payload": {
+            **_COMMON_PAYLOAD,
+            "last_message": ("prompt_response",),
+        },
+        "output": "gemini",
+        "timeout_unit": "ms",
+        "project_dir_env": "GEMINI_PROJECT_DIR",
+        "mcp_timeout_ms": 30_000,
+        "personal": {
+            "hooks": ".gemini/settings.json",
+            "mcp": ".gemini/settings.json",
+            "mcp_format": "mcpServers",
+            "instructions": "GEMINI.md",
+            "command": "path",
+        },
+        "shared": {
+            "hooks": ".gemini/settings.json",
+            "mcp": ".gemini/settings.json",
+            "mcp_format": "mcpServers",
+            "instructions": "GEMINI.md",
+            "command": "path",
+        },
+        "gates": {
+            "any": (
+                "Gemini CLI runs project hooks and servers only in a trusted folder: accept the "
+                "folder-trust prompt when `gemini` starts in the project; it then notes once "
+                "that project hooks were detected.",
+            ),
+        },
+        "notes": "timeouts in milliseconds; no PostToolBatch or PostCompact; SessionStart "
+        "context arrives inside the next prompt",
+    },
+    "cursor": {
+        "title": "Cursor",
+        "installable": False,
+        "events": {
+            "SessionStart": "sessionStart",
+            "UserPromptSubmit": "beforeSubmitPrompt",
+            "PreToolUse": "beforeReadFile",
+            "PostToolUse": "afterFileEdit",
+            "Stop": "stop",
+            "SessionEnd": "sessionEnd",
+        },
+        "tools": {"Read": ("read_file",), "Edit": ("edit_file",), "Bash": ("shell",)},
+        "mcp_tool": "{tool}",
+        "payload": {
+            **_COMMON_PAYLOAD,
+            "session": ("conversation_id", "session_id"),
+            "cwd": ("cwd", "workspace_roots"),
+            "prompt": ("prompt",),
+        },
+        "output": "cursor",
+        "timeout_unit": "s",
+        "shared": {
+            "hooks": ".cursor/hooks.json",
+            "mcp": ".cursor/mcp.json",
+            "instructions": ".cursor/rules/memdir.mdc",
+        },
+        "notes": "beforeSubmitPrompt cannot inject context: no per-prompt recall; not yet "
+        "installable",
+    },
+    "copilot": {
+        "title": "GitHub Copilot CLI",
+        "installable": False,
+        "events": {
+            "SessionStart": "sessionStart",
+            "UserPromptSubmit": "userPromptSubmitted",
+            "PreToolUse": "preToolUse",
+            "PostToolUse": "postToolUse",
+            "Stop": "agentStop",
+            "PreCompact": "preCompact",
+            "SessionEnd": "sessionEnd",
+        },
+        "tools": {
+            "Read": ("view",),
+            "Write": ("create",),
+            "Edit": ("str_replace", "edit"),
+            "Bash": ("bash", "shell"),
+        },
+        "mcp_tool": "{server}-{tool}",
+        "payload": {
+            **_COMMON_PAYLOAD,
+            "session": ("sessionId", "session_id"),
+            "tool": ("toolName", "tool_name"),
+            "tool_input": ("toolArgs", "tool_input"),
+            "tool_response": ("toolResult", "tool_response"),
+        },
+        "output": "flat",
+        "timeout_unit": "s",
+        "shared": {
+            "hooks": ".github/hooks/memdir.json",
+            "mcp": ".mcp.json",
+            "instructions": ".github/copilot-instructions.md",
+        },
+        "notes": "flat hook outputs; not yet installable",
+    },
+    "opencode": {
+        "title": "OpenCode",
+        "installable": False,
+        "events": {
+            "PreToolUse": "tool.execute.before",
+            "PostToolUse": "tool.execute.after",
+            "Stop": "session.idle",
+            "PreCompact": "experimental.session.compacting",
+        },
+        "tools": {"Read": ("read",), "Write": ("write",), "Edit": ("edit",), "Bash": ("bash",)},
+        "mcp_tool": "{server}_{tool}",
+        "shared": {"instructions": "AGENTS.md"},
+        "notes": "needs a small JS plugin calling `memdir hook`; not yet installable",
+    },
+    "cline": {
+        "title": "Cline",
+        "installable": False,
+        "events": {
+            "SessionStart": "TaskStart",
+            "UserPromptSubmit": "UserPromptSubmit",
+            "PreToolUse": "PreToolUse",
+            "PostToolUse": "PostToolUse",
+            "Stop": "TaskComplete",
+            "PreCompact": "PreCompact",
+        },
+        "tools": {
+            "Read": ("read_file",),
+            "Write": ("write_to_file",),
+            "Edit": ("replace_in_file",),
+            "Bash": ("execute_command",),
+        },
+        "shared": {"instructions": ".clinerules/memdir.md"},
+        "notes": "hooks are executables named after events; not yet installable",
+    },
+    "windsurf": {
+        "title": "Windsurf Cascade",
+        "installable": False,
+        "events": {
+            "UserPromptSubmit": "pre_user_prompt",
+            "PreToolUse": "pre_read_code",
+            "PostToolUse": "post_write_code",
+            "Stop": "post_cascade_response",
+        },
+        "shared": {
+            "hooks": ".windsurf/hooks.json",
+            "instructions": ".windsurf/rules/memdir.md",
+        },
+        "notes": "no session start or compaction hook; not yet installable",
+    },
+}
+"""Every host memdir knows, keyed by the name ``--host`` takes."""
+
+
+def host_entry(host: str) -> dict[str, Any]:
+    """Return the table entry for ``host``, or Claude Code's for an unknown name.
+
+    Args:
+        host: a ``--host`` name.
+
+    Returns:
+        The entry dict (never copied: do not mutate it).
+    """
+    return HOSTS.get(host) or HOSTS["claude-code"]
+
+
+def canonical_event(host: str, name: str) -> str:
+    """Return memdir's canonical event for the host's event ``name`` ("" when unknown).
+
+    Args:
+        host: a ``--host`` name.
+        name: the host's event name, or already a canonical name.
+    """
+    events = host_entry(host)["events"]
+    for canonical, own in events.items():
+        if own == name:
+            return str(canonical)
+    return name if name in events else ""
+
+
+def canonical_tool(host: str, name: str) -> str:
+    """Return the canonical tool (``Read``, ``Write``, ``Edit``, ``Bash``) for a host's tool.
+
+    Args:
+        host: a ``--host`` name.
+        name: the tool name in the host's payload.
+
+    Returns:
+        The canonical name, or ``name`` itself for any other tool (MCP tools included).
+    """
+    for canonical, names in host_entry(host).get("tools", {}).items():
+        if name in names:
+            return str(canonical)
+    return name
+
+
+def mcp_tool_name(host: str, tool: str, server: str = SERVER_NAME) -> str:
+    """Return what ``host`` calls MCP tool ``tool`` of ``server`` (e.g. ``mcp__memdir__X``)."""
+    fmt = host_entry(host).get("mcp_tool", "mcp__{server}__{tool}")
+    return str(fmt).format(server=server, tool=tool)
+
+
+def memdir_mcp_tool(name: str) -> str:
+    """Return memdir's own MCP tool name hidden in a host's qualified tool name, or "".
+
+    Recognises every host's naming: ``mcp__memdir__memory_remember`` (Claude Code, Codex),
+    ``mcp_memdir_memory_remember`` (Gemini CLI), ``memdir-memory_remember`` (Copilot CLI),
+    ``memdir__memory_remember`` and ``memdir_memory_remember``.
+
+    Args:
+        name: a tool name from any host's payload.
+    """
+    for prefix in ("mcp__memdir__", "mcp_memdir_", "memdir-", "memdir__", "memdir_"):
+        if name.startswith(prefix):
+            rest = name[len(prefix) :]
+            return rest if rest in MEMDIR_MCP_TOOLS else ""
+    return ""
+
+
+def payload_field(host: str, field: str) -> tuple[str, ...]:
+    """Return the host's payload keys for a canonical ``field`` (first found wins)."""
+    fields = host_entry(host).get("payload") or _COMMON_PAYLOAD
+    return tuple(fields.get(field, ()))
+
+
+def timeout_value(host: str, seconds: int) -> int:
+    """Return ``seconds`` in the unit the host's hook ``timeout`` field takes."""
+    return seconds * 1000 if host_entry(host).get("timeout_unit") == "ms" else seconds

@@ -1,0 +1,249 @@
+"""What an agent is told: the session digest, per-prompt recall, and re-surfaced rules.
+
+All three read the index only (never Markdown, DESIGN §5) and return fenced text
+(:mod:`memdir.kernel.lang.fence`) under a hard token budget (DESIGN §6):
+
+- **Session digest** (SessionStart): an index of the store, not the store. Counts by kind, how
+  many candidates await review, then the owner rules and preferences most relevant to this
+  session, then other beliefs relevant to it. Relevance is recall against the session's
+  context (the project folder's name, the git branch, the files touched recently), so what goes
+  in depends on the work at hand, not on age. Records tagged ``pinned`` always come first.
+- **Prompt recall** (UserPromptSubmit): the records most relevant to the prompt, only those
+  scoring at least ``[recall] prompt_min_score``, leaving out what this session already saw.
+- **Rules** (PostToolBatch, after compaction): the top rules again, short.
+
+Imports: standard library only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from memdir.kernel.base import validity
+from memdir.kernel.index.recall import recall
+from memdir.kernel.lang import fence
+
+TYPE_CHECKING = False  # the hook path never imports typing or dataclasses (start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from memdir.kernel.index.interface import IndexBackend
+
+ORIGIN_ORDER = {"owner": 0, "import": 1, "agent": 2, "observer": 3}
+PINNED_TAG = "pinned"
+RULE_KINDS = ("rule", "preference")
+MIRROR_FLAG = "mirror-claude.json"
+"""``state/`` file naming the ids the Claude Code auto-memory mirror carries (store.mirror)."""
+
+
+class Injection:
+    """Fenced text for the agent and the records it carries."""
+
+    __slots__ = ("ids", "text")
+
+    def __init__(self, text: str, ids: tuple[str, ...]) -> None:
+        self.text = text
+        self.ids = ids
+
+
+def _item(doc: dict[str, Any]) -> fence.Item:
+    date = (doc.get("updated_at") or doc.get("created_at") or "")[:10]
+    origin = doc["origin"] if doc.get("scope", "project") == "project" else f"{doc['origin']}, user"
+    return fence.Item(doc["id"], doc["kind"], origin, date, doc["text"])
+
+
+def _served(docs: Iterable[dict[str, Any]], scope: str) -> list[dict[str, Any]]:
+    """The documents of ``scope`` that are active and true now (:func:`validity.served`)."""
+    return [doc for doc in docs if validity.served(doc, scope=scope)]
+
+
+def git_branch(project: Path) -> str:
+    """Return the checked-out branch of the repository at ``project`` ("" when unknown).
+
+    Read from ``.git/HEAD`` (following a worktree's ``gitdir:`` file), not by running git.
+    """
+    dot_git = project / ".git"
+    try:
+        if dot_git.is_file():
+            pointer = dot_git.read_text(encoding="utf-8").strip()
+            if pointer.startswith("gitdir:"):
+                target = Path(pointer[7:].strip())
+                dot_git = target if target.is_absolute() else project / target
+        head = (dot_git / "HEAD").read_text(encoding="utf-8").strip()
+    except OSError:
+        return ""
+    return head[len("ref: refs/heads/") :] if head.startswith("ref: refs/heads/") else ""
+
+
+def context_query(project: Path, branch: str, files: Iterable[str]) -> str:
+    """Return the words that describe a session's context: folder, branch and file names."""
+    words = [project.name, re.sub(r"[/_.-]+", " ", branch)]
+    for rel in files:
+        words.append(re.sub(r"[/_.-]+", " ", rel))
+    return " ".join(w for w in words if w)
+
+
+def _ordered_rules(
+    index: IndexBackend, query: str, limit: int = 40, scope: str = "project"
+) -> list[dict[str, Any]]:
+    relevant = {
+        h.doc["id"]: h.score for h in recall(index, query, limit=limit, kinds=RULE_KINDS).hits
+    }
+    docs = _served(index.list_docs(kinds=RULE_KINDS, statuses=("active",), limit=500), scope)
+
+    def key(doc: dict[str, Any]) -> tuple[int, int, float, int, str]:
+        pinned = 0 if PINNED_TAG in doc.get("tags", []) else 1
+        return (
+            pinned,
+            ORIGIN_ORDER.get(doc["origin"], 9),
+            -relevant.get(doc["id"], 0.0),
+            -int(doc.get("importance", 5)),
+            str(doc.get("id")),
+        )
+
+    return sorted(docs, key=key)
+
+
+def mirrored_ids(store: Path) -> frozenset[str]:
+    """Return the ids the Claude Code auto-memory mirror carries (empty when it is off).
+
+    One read of ``state/mirror-claude.json``; no directory scan.
+    """
+    import json
+
+    try:
+        with open(store / "state" / MIRROR_FLAG, encoding="utf-8") as fh:
+            flag = json.load(fh)
+    except (OSError, ValueError):
+        return frozenset()
+    ids = flag.get("ids") if isinstance(flag, dict) else None
+    return frozenset(i for i in ids if isinstance(i, str)) if isinstance(ids, list) else frozenset()
+
+
+def session_digest(
+    index: IndexBackend,
+    *,
+    project: Path,
+    files: Iterable[str] = (),
+    budget_tokens: int = 400,
+    pending_review: int | None = None,
+    compacted: bool = False,
+    exclude: Iterable[str] = (),
+    mirrored: frozenset[str] = frozenset(),
+    user_index: IndexBackend | None = None,
+) -> Injection:
+    """Return the SessionStart digest for a session in ``project`` (see the module docstring).
+
+    ``exclude`` names records the agent's context already holds (a resumed session's earlier
+    injections): they are left out, and when nothing else is left the digest is empty, since
+    its counts and hints are in that context too (DESIGN §10.10). ``mirrored`` ids (what the
+    Claude Code auto-memory mirror already carries, see :func:`mirrored_ids`) are left out too;
+    a note says where they are. ``user_index`` (the user store's, when there is one) adds the
+    person's cross-project rules and preferences after the project's, labelled ``user``.
+    """
+    skip = set(exclude)
+    counts = index.count_by("kind", status="active")
+    statuses = index.count_by("status")
+    active = index.list_docs(statuses=("active",), limit=1)
+    if not active:
+        return Injection("", ())
+    by_kind = ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items()))
+    waiting = statuses.get("candidate", 0) if pending_review is None else pending_review
+    notes = [
+        f"{statuses.get('active', 0)} active records ({by_kind}).",
+        "Recall more with `memdir recall QUERY` (or the memory_recall tool); correct a wrong "
+        "belief with `memdir correct ID --text …`.",
+    ]
+    if waiting:
+        notes.append(f"{waiting} candidate belief(s) await review (`memdir review`).")
+    query = context_query(project, git_branch(project), files)
+    rules = _ordered_rules(index, query)
+    if user_index is not None:
+        mine = _ordered_rules(user_index, query, scope="user")
+        rules += [doc for doc in mine if doc["origin"] == "owner"]
+    seen = {doc["id"] for doc in rules} | mirrored
+    if mirrored:
+        rules = [doc for doc in rules if doc["id"] not in mirrored]
+        notes.append(
+            f"{len(mirrored)} owner rule(s) and preference(s) are in Claude Code's auto-memory "
+            "(memdir_rules.md, memdir_preferences.md) and are not repeated here."
+        )
+    others = [
+        doc
+        for doc in _served((h.doc for h in recall(index, query, limit=10).hits), "project")
+        if doc["id"] not in seen
+    ]
+    title = (
+        "Context was compacted; the rules and preferences still apply:"
+        if compacted
+        else "Rules and preferences first, then beliefs relevant to this session:"
+    )
+    text, kept = fence.render(
+        [_item(doc) for doc in [*rules, *others] if doc["id"] not in skip],
+        title=title,
+        notes=notes,
+        budget_tokens=budget_tokens,
+    )
+    if skip and not kept:
+        return Injection("", ())
+    return Injection(text, tuple(item.id for item in kept))
+
+
+def prompt_recall(
+    index: IndexBackend,
+    prompt: str,
+    *,
+    budget_tokens: int = 300,
+    min_score: float = 2.0,
+    exclude: Iterable[str] = (),
+    limit: int = 5,
+    notes: Iterable[str] = (),
+    user_index: IndexBackend | None = None,
+) -> Injection:
+    """Return the records relevant to a prompt that pass the threshold and were not yet shown.
+
+    ``notes`` (what memdir just stored, queued reminders) go in the same fence, first.
+    ``user_index`` (the user store's) is searched too; its records are labelled ``user``.
+    """
+    skip = set(exclude)
+    notes = list(notes)
+    found = [
+        (h, "project")
+        for h in recall(index, prompt, limit=limit + len(skip), min_score=min_score).hits
+    ]
+    if user_index is not None:
+        found += [
+            (h, "user")
+            for h in recall(user_index, prompt, limit=limit + len(skip), min_score=min_score).hits
+        ]
+    found.sort(key=lambda pair: -pair[0].score)
+    hits = [
+        h for h, scope in found if h.doc["id"] not in skip and validity.served(h.doc, scope=scope)
+    ][:limit]
+    if not hits and not notes:
+        return Injection("", ())
+    text, kept = fence.render(
+        [_item(h.doc) for h in hits],
+        title="Relevant to this prompt:" if hits else "",
+        notes=notes,
+        budget_tokens=budget_tokens,
+    )
+
+    return Injection(text, tuple(item.id for item in kept))
+
+
+def top_rules(
+    index: IndexBackend, *, project: Path, budget_tokens: int = 150, limit: int = 5
+) -> Injection:
+    """Return the top owner rules again (re-surfacing after tool batches and compaction)."""
+    rules = [d for d in _ordered_rules(index, project.name) if d["kind"] == "rule"][:limit]
+    if not rules:
+        return Injection("", ())
+    text, kept = fence.render(
+        [_item(doc) for doc in rules],
+        title="Standing rules (reminder):",
+        budget_tokens=budget_tokens,
+    )
+    return Injection(text, tuple(item.id for item in kept))

@@ -1,0 +1,427 @@
+"""Recall: ranked records for a query, and ranked journal turns, from the index alone.
+
+**Records** (DESIGN §5). Candidates are the records whose text, aliases, tags or body contain
+any query term (stop words dropped); FTS5 finds them and its ``bm25()`` picks a pool of the
+``max(5 × limit, 50)`` best. Each is then scored in Python::
+
+    score = relevance × recency × importance [× decay]
+
+- ``relevance``: BM25 as FTS5 defines it for a multi-column row (per term, the column
+  weights 4 text, 3 aliases, 2 tags, 1 body multiply the term's counts, k1 = 1.2, b = 0.75,
+  length = all the row's terms) but with Lucene's always-positive idf,
+  ``ln(1 + (N − n + 0.5) / (n + 0.5))``. FTS5's own idf, ``ln((N − n + 0.5) / (n + 0.5))``, is
+  clamped to 1e-6 for a term in half the records or more, which makes every score in a small
+  store vanish; thresholds and ``--explain`` need a scale that means the same in a store of
+  five records as in one of 100,000.
+- ``recency = 0.85 + 0.15 × 0.5 ^ (age_days / 90)``: mild, between 0.85 and 1.0. A strong
+  recency decay cost up to 20 points recall on LoCoMo (DESIGN §5), so it only breaks ties.
+- ``importance = 0.75 + 0.05 × importance``: 0.8 for importance 1, 1.0 for the default 5,
+  1.25 for 10.
+- ``decay = 0.5 ^ (age_days / half_life)``, only when ``[recall] decay = true``: the forgetting
+  curve, half-life 365 days for importance 7..10, 90 for 4..6, 30 for 1..3 (the tiers of
+  wolfmem's curve, spread over memdir's 1..10 scale). Nothing is deleted.
+
+Only ``active`` records come back unless other statuses are asked for (DESIGN §10.7).
+
+**Journal turns.** The same terms, with the question-shaping words (:data:`QUESTION_WORDS`)
+dropped too, over ``turns_fts``: each turn's own text with its speaker (weight 1), its month
+("May 2023", weight 2, for "when…" questions) and the text of the two turns on each side in
+the same session (weight 0.5). FTS5's ``bm25()`` picks a pool of ``max(200, 4 × limit)``
+turns, then three priors re-rank it: × 1.3 for the one speaker the query names, × len(text) ^
+0.2, × 0.9 for a turn that is a question. On LoCoMo (evidence recall@5, no LLM) the neighbour
+column alone is worth about 9 points, widening it to ±2 another 4.6, the month 2, the priors
+about 3; every constant was chosen on conversations 0-3 and checked on 4-6
+(``benchmarks/locomo_ablation.py``, ``docs/benchmarks.md``).
+
+**Rows in, ranking out.** Every function here but :func:`recall` and :func:`search_turns`
+works on plain rows (:data:`~memdir.kernel.index.interface.RecordRow`, ``TurnRow``) and runs
+no query; those two fetch the rows through the index interface
+(:class:`~memdir.kernel.index.interface.IndexBackend`), so ranking is the same for every
+backend and testable without a database (``tests/kernel/test_ranking.py``).
+
+Imports: standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections import Counter
+from collections.abc import Iterable
+
+from memdir.kernel.base.clock import age_days
+from memdir.kernel.lang.text import QUESTION_WORDS, is_cjk, query_terms, term_words
+from memdir.kernel.lang.text import terms as term_list
+
+TYPE_CHECKING = False  # the hook path never imports typing or dataclasses (start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from memdir.kernel.index.interface import IndexBackend, RecordRow, TurnRow
+
+COLUMN_WEIGHTS = (4.0, 3.0, 2.0, 1.0)
+"""BM25 weights of records_fts columns: text, aliases, tags, body."""
+BM25_K1 = 1.2
+BM25_B = 0.75
+RECENCY_FLOOR = 0.85
+RECENCY_HALF_LIFE_DAYS = 90.0
+IMPORTANCE_BASE = 0.75
+IMPORTANCE_STEP = 0.05
+POOL_MIN = 50
+POOL_FACTOR = 5
+TURN_WEIGHTS = (1.0, 2.0, 0.5)
+"""BM25 weights of turns_fts columns: the turn (with its speaker), its month, its neighbours."""
+TURN_CAP = 4000
+"""Journal turns whose own text may hold the searched words before the search is limited: rarest
+words first as for records (:func:`searchable`); when even the rarest is in more turns than this,
+only the most recent matches are ranked (see :func:`search_turns`)."""
+TURN_CONTEXT_SPREAD = 5
+"""A word in a turn's text also matches the rows that have that turn as a neighbour (±2)."""
+TURN_POOL = 200
+"""Turns fetched by BM25 before the priors re-rank them."""
+SPEAKER_BOOST = 1.3
+"""× for a turn by the one speaker the query names ("what did Caroline…")."""
+LENGTH_PRIOR = 0.2
+"""× len(text) ^ 0.2: a longer turn carries more to find (a mild prior, 1.0 at one character)."""
+QUESTION_PENALTY = 0.9
+"""× for a turn that is itself a question: answers are what a search looks for."""
+
+
+def half_life_days(importance: int) -> float:
+    """Return the forgetting-curve half-life for an importance (see the module docstring)."""
+    if importance >= 7:
+        return 365.0
+    if importance >= 4:
+        return 90.0
+    return 30.0
+
+
+def recency_factor(age: float) -> float:
+    """Return ``0.85 + 0.15 × 0.5^(age/90)`` for an age in days."""
+    return RECENCY_FLOOR + (1.0 - RECENCY_FLOOR) * float(0.5 ** (age / RECENCY_HALF_LIFE_DAYS))
+
+
+def importance_factor(importance: int) -> float:
+    """Return ``0.75 + 0.05 × importance``."""
+    return IMPORTANCE_BASE + IMPORTANCE_STEP * importance
+
+
+def idf(docs: int, with_term: int) -> float:
+    """Return Lucene's BM25 idf, ``ln(1 + (N − n + 0.5) / (n + 0.5))``: always positive."""
+    return math.log(1.0 + (docs - with_term + 0.5) / (with_term + 0.5))
+
+
+class Hit:
+    """One recalled record with its score and every factor of it."""
+
+    __slots__ = ("doc", "factors", "matched", "score")
+
+    def __init__(
+        self,
+        doc: dict[str, Any],
+        score: float,
+        factors: dict[str, float],
+        matched: tuple[str, ...] = (),
+    ) -> None:
+        self.doc = doc  # the record's JSON form (DESIGN §3 keys plus body)
+        self.score = score
+        self.factors = factors  # relevance, recency, importance, [decay], age_days
+        self.matched = matched  # the query's words found in it
+
+    def to_json(self, *, explain: bool = False) -> dict[str, Any]:
+        """Return the record's JSON with ``score`` (and ``explain`` when asked)."""
+        out = {k: v for k, v in self.doc.items() if k != "extra"}
+        out["score"] = round(self.score, 6)
+        if explain:
+            out["explain"] = {"matched": list(self.matched), **self.factors}
+        return out
+
+
+class Recalled:
+    """The answer to one recall."""
+
+    __slots__ = ("hits", "query", "terms", "took_ms")
+
+    def __init__(self, query: str, terms: tuple[str, ...], hits: list[Hit], took_ms: float) -> None:
+        self.query = query
+        self.terms = terms  # the query terms searched (stop words dropped, stemmed)
+        self.hits = hits
+        self.took_ms = took_ms
+
+
+CANDIDATE_CAP = 20_000
+"""Most rows a query may match before its commonest terms are left out of the FTS search.
+
+In a store of 100,000 records or a journal of 1,000,000 turns a word like "like" is in a large
+share of rows, and scoring them all costs tens to hundreds of milliseconds while moving the
+ranking little: its idf is near zero. Terms are taken rarest first while the rows they match add
+up to at most this; the rarest term is always kept. Record recall still counts every query term
+when it scores the candidates."""
+
+
+def searchable(terms: list[str], frequencies: dict[str, int], cap: int = 0) -> list[str]:
+    """Return the terms to search for: rarest first while they match at most ``cap`` rows.
+
+    ``cap`` defaults to :data:`CANDIDATE_CAP`; the rarest term is always kept.
+    """
+    cap = cap or CANDIDATE_CAP
+    kept: set[str] = set()
+    total = 0
+    for term in sorted(terms, key=lambda t: frequencies.get(t, 0)):
+        rows = frequencies.get(term, 0)
+        if kept and total + rows > cap:
+            continue
+        kept.add(term)
+        total += rows
+    return [t for t in terms if t in kept]
+
+
+def _term_counts(
+    columns: tuple[str, ...], terms: list[str], weights: tuple[float, ...] = COLUMN_WEIGHTS
+) -> dict[str, float]:
+    """Return each term's weighted count over a row's columns (CJK 1-character terms: prefix)."""
+    weighted: dict[str, float] = {}
+    for weight, column in zip(weights, columns, strict=True):
+        counts = Counter(column.split())
+        for term in terms:
+            if len(term) == 1 and is_cjk(term):
+                hits = sum(n for token, n in counts.items() if token.startswith(term))
+            else:
+                hits = counts.get(term, 0)
+            if hits:
+                weighted[term] = weighted.get(term, 0.0) + weight * hits
+    return weighted
+
+
+def fts5_idf(docs: int, with_term: int) -> float:
+    """Return FTS5's BM25 idf, ``ln((N − n + 0.5) / (n + 0.5))``, floored at 1e-6 as FTS5 does."""
+    value = math.log((docs - with_term + 0.5) / (with_term + 0.5))
+    return value if value > 0 else 1e-6
+
+
+def fts5_bm25(
+    columns: tuple[str, ...],
+    terms: list[str],
+    frequencies: dict[str, int],
+    docs: int,
+    average: float,
+    weights: tuple[float, ...],
+) -> float:
+    """Return what FTS5's ``bm25()`` returns for one row: minus the BM25 sum, lower is better.
+
+    For a backend without FTS5 (PostgreSQL) to pick the same pool as SQLite does.
+
+    Args:
+        columns: The row's index terms per column, space-separated.
+        terms: The query terms (a 1-character CJK term counts as a prefix).
+        frequencies: Rows holding each term (BM25's n).
+        docs: Rows in the table (N).
+        average: Mean terms per row (avgdl).
+        weights: One weight per column.
+    """
+    length = sum(len(column.split()) for column in columns)
+    norm = BM25_K1 * (1 - BM25_B + BM25_B * length / max(average, 1e-9))
+    total = 0.0
+    for term, hits in _term_counts(columns, terms, weights).items():
+        total += fts5_idf(docs, frequencies.get(term, 0)) * hits * (BM25_K1 + 1) / (hits + norm)
+    return -total
+
+
+def score_records(
+    rows: Iterable[RecordRow],
+    query: str,
+    terms: list[str],
+    frequencies: dict[str, int],
+    totals: tuple[int, int],
+    *,
+    limit: int,
+    decay: bool = False,
+    min_score: float = 0.0,
+) -> list[Hit]:
+    """Score candidate rows (module docstring) and return the ``limit`` best, best first.
+
+    Args:
+        rows: Candidates from :meth:`~memdir.kernel.index.interface.IndexBackend.record_pool`.
+        query: The query as typed (to name the matched words as the user wrote them).
+        terms: Its query terms.
+        frequencies: Records holding each term.
+        totals: ``(records, terms in all of them)``.
+        limit: Most hits to return.
+        decay: Apply the forgetting curve.
+        min_score: Leave out hits scoring below this.
+
+    Returns:
+        Hits ordered by score, then by rowid (older first).
+    """
+    docs, total = totals
+    average = total / docs if docs else 1.0
+    surface = term_words(query)
+    weights = {term: idf(docs, frequencies.get(term, 0)) for term in terms}
+    scored: list[tuple[float, int, Hit]] = []
+    for rowid, doc_json, importance, updated_at, length, *columns in rows:
+        counts = _term_counts(tuple(columns), terms)
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * length / max(average, 1e-9))
+        relevance = sum(weights[t] * f * (BM25_K1 + 1) / (f + norm) for t, f in counts.items())
+        age = age_days(updated_at)
+        factors = {
+            "relevance": round(relevance, 6),
+            "recency": round(recency_factor(age), 6),
+            "importance": round(importance_factor(importance), 6),
+            "age_days": round(age, 3),
+        }
+        score = relevance * recency_factor(age) * importance_factor(importance)
+        if decay:
+            factors["decay"] = round(0.5 ** (age / half_life_days(importance)), 6)
+            factors["half_life_days"] = half_life_days(importance)
+            score *= 0.5 ** (age / half_life_days(importance))
+        if score < min_score:
+            continue
+        matched = tuple(surface.get(t, t) for t in terms if t in counts)
+        scored.append((score, rowid, Hit(json.loads(doc_json), score, factors, matched)))
+    scored.sort(key=lambda item: (-item[0], item[1]))
+    return [hit for _, _, hit in scored[:limit]]
+
+
+def recall(
+    index: IndexBackend,
+    query: str,
+    *,
+    limit: int = 10,
+    kinds: Iterable[str] = (),
+    statuses: Iterable[str] = ("active",),
+    decay: bool = False,
+    min_score: float = 0.0,
+    explain: bool = False,
+) -> Recalled:
+    """Return the records of ``index`` most relevant to ``query``, best first.
+
+    Args:
+        index: An open index.
+        query: Free text in any language.
+        limit: Most hits to return.
+        kinds: Only these kinds (all when empty).
+        statuses: Only these statuses; ``("active",)`` unless candidates etc. are asked for.
+        decay: Apply the forgetting curve.
+        min_score: Leave out hits scoring below this.
+        explain: Kept for symmetry with the CLI; hits always carry their factors.
+
+    Returns:
+        A :class:`Recalled`; ``took_ms`` is wall time in milliseconds.
+    """
+    del explain
+    started = time.perf_counter()
+    terms = query_terms(query)
+    if not terms or limit <= 0:
+        return Recalled(query, tuple(terms), [], (time.perf_counter() - started) * 1000)
+    frequencies = index.record_frequencies(terms)
+    rows = index.record_pool(
+        searchable(terms, frequencies),
+        list(kinds),
+        list(statuses),
+        max(POOL_FACTOR * limit, POOL_MIN),
+    )
+    hits = score_records(
+        rows,
+        query,
+        terms,
+        frequencies,
+        index.record_totals(),
+        limit=limit,
+        decay=decay,
+        min_score=min_score,
+    )
+    return Recalled(query, tuple(terms), hits, (time.perf_counter() - started) * 1000)
+
+
+class TurnHit:
+    """One journal turn found by :func:`search_turns`."""
+
+    __slots__ = ("at", "file", "line", "offset", "score", "session", "text", "who")
+
+    def __init__(
+        self,
+        file: str,
+        line: int,
+        offset: int,
+        session: str,
+        at: str,
+        who: str,
+        text: str,
+        score: float,
+    ) -> None:
+        self.file = file  # journal file name, e.g. 2026-11-30.jsonl
+        self.line = line  # 1-based line number
+        self.offset = offset  # byte offset of the line
+        self.session = session
+        self.at = at
+        self.who = who
+        self.text = text
+        self.score = score
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the turn reference as a JSON object."""
+        return {
+            "file": f"journal/{self.file}",
+            "line": self.line,
+            "offset": self.offset,
+            "session": self.session,
+            "at": self.at,
+            "who": self.who,
+            "text": self.text,
+            "score": round(self.score, 6),
+        }
+
+
+def search_turns(
+    index: IndexBackend,
+    query: str,
+    *,
+    limit: int = 10,
+    session: str | None = None,
+    weights: tuple[float, float, float] = TURN_WEIGHTS,
+) -> tuple[tuple[str, ...], list[TurnHit]]:
+    """Return the query terms and the journal turns most relevant to ``query``, best first.
+
+    The recipe (module docstring): BM25 over the turn, its month and its ±2 neighbours, a pool
+    of ``max(200, 4 × limit)`` rows re-ranked by the speaker, length and question priors.
+    """
+    terms = query_terms(query, extra_stop_words=QUESTION_WORDS)
+    if not terms or limit <= 0:
+        return tuple(terms), []
+    frequencies = index.turn_frequencies(terms)
+    kept = searchable(terms, frequencies, TURN_CAP)
+    common = sum(frequencies.get(t, 0) for t in kept) > TURN_CAP
+    # Every query word in more than TURN_CAP turns: score only the most recent matches (FTS5
+    # walks its rowids newest first and stops), instead of ranking hundreds of thousands.
+    window = TURN_CAP * TURN_CONTEXT_SPREAD if common else 0  # 0: no limit
+    rows = index.turn_pool(kept, weights, window, session, max(TURN_POOL, 4 * limit))
+    return tuple(terms), rank_turns(rows, terms, limit)
+
+
+def rank_turns(rows: Iterable[TurnRow], terms: list[str], limit: int) -> list[TurnHit]:
+    """Re-rank a pool of turns by the speaker, length and question priors; the best ``limit``.
+
+    Args:
+        rows: Turns with their FTS5 ``bm25()`` rank (lower is better), from
+            :meth:`~memdir.kernel.index.interface.IndexBackend.turn_pool`.
+        terms: The query terms (a speaker's name among them boosts that speaker's turns).
+        limit: Most hits to return.
+
+    Returns:
+        Hits ordered by score, then by rowid.
+    """
+    rows = list(rows)
+    wanted = set(terms)
+    named = {row[6] for row in rows if wanted & set(term_list(row[6]))}
+    scored = []
+    for rowid, file, line, offset, sess, at, who, text, rank in rows:
+        score = -rank
+        if len(named) == 1 and who in named:
+            score *= SPEAKER_BOOST
+        score *= max(len(text), 1) ** LENGTH_PRIOR
+        if text.rstrip().endswith("?"):
+            score *= QUESTION_PENALTY
+        scored.append((-score, rowid, TurnHit(file, line, offset, sess, at, who, text, score)))
+    scored.sort(key=lambda item: (item[0], item[1]))
+    return [hit for _, _, hit in scored[:limit]]

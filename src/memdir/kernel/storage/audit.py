@@ -1,0 +1,365 @@
+"""The store's own mutation audit log and its rejected-value tombstones (DESIGN §1, §2, §4).
+
+**Audit log** (``audit/YYYY-MM.jsonl``, UTC month of the event): one JSON object per mutation,
+appended with one ``O_APPEND`` write (:func:`memdir.kernel.base.appendlog.append`) and committed
+with the write it describes. Git history does not count as an audit trail because ``purge``
+rewrites it; purge never rewrites these files (it logs its own event). An event never holds
+belief text, only SHA-256 hashes of the record files before and after::
+
+    {"id": "a1b2c3d4e5f60718", "at": "2026-12-03T18:00:00Z", "op": "reject",
+     "records": [{"id": "f-…", "before": "sha256:…", "after": "sha256:…"}],
+     "origin": "owner", "channel": "cli", "host": null, "session": null, "reason": "…"}
+
+``before`` is ``null`` for a new record, ``after`` ``null`` for a deleted one. A write's events
+are part of its intent (:mod:`memdir.kernel.storage.txn`), so recovery after a kill completes them;
+an
+event whose ``id`` the log already holds is not appended twice.
+
+**Tombstones** (``audit/tombstones.jsonl``): an append-only ledger keyed on a rejected
+*value*, never its text::
+
+    {"at": "…", "event": "add", "key": "sha256:…", "record": "f-…", "origin": "owner"}
+    {"at": "…", "event": "lift", "key": "sha256:…", "origin": "owner", "channel": "cli"}
+
+A key is tombstoned when its last event is ``add``. The key is :func:`value_key`: the text
+NFKC-normalised, invisible characters removed, the common Cyrillic and Greek look-alikes of
+Latin letters folded (after Unicode TS #39's confusables), case folded, and everything that is
+not a letter, mark or digit (whitespace, punctuation, symbols) dropped, then SHA-256 hashed.
+So "Use npm." and "ＵＳＥ  n\u200bpm" and "Usе npm" (a Cyrillic е) share one key.
+
+Imports: standard library only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import unicodedata
+from pathlib import Path
+from typing import Any
+
+from memdir.kernel.base import appendlog
+from memdir.kernel.base.clock import now_iso
+
+AUDIT_DIR = "audit"
+TOMBSTONES = "audit/tombstones.jsonl"
+REASON_CHARS = 200
+
+_INVISIBLE = {
+    0x00AD,  # soft hyphen
+    0x034F,  # combining grapheme joiner
+    0x115F,
+    0x1160,  # Hangul fillers
+    0x180E,  # Mongolian vowel separator
+    0x200B,
+    0x200C,
+    0x200D,
+    0x200E,
+    0x200F,  # zero-width space, non-joiner, joiner, direction marks
+    0x2060,
+    0x2061,
+    0x2062,
+    0x2063,
+    0x2064,  # word joiner, invisible operators
+    0x3164,  # Hangul filler
+    0xFEFF,  # zero-width no-break space (BOM)
+    0xFFA0,  # half-width Hangul filler
+}
+_CONFUSABLES = str.maketrans(
+    {
+        # Cyrillic capitals and small letters that look like Latin ones
+        "А": "a", "В": "b", "Е": "e", "К": "k", "М": "m", "Н": "h", "О": "o", "Р": "p",
+        "С": "c", "Т": "t", "Х": "x", "У": "y", "І": "i", "Ј": "j", "Ѕ": "s", "Ү": "y",
+        "а": "a", "е": "e", "о": "o", "р": "p", "с": "c", "у": "y", "х": "x", "і": "i",
+        "ј": "j", "ѕ": "s", "ԁ": "d", "һ": "h", "ԛ": "q", "ԝ": "w", "ү": "y", "ӏ": "l",
+        # Greek capitals and small letters that look like Latin ones
+        "Α": "a", "Β": "b", "Ε": "e", "Ζ": "z", "Η": "h", "Ι": "i", "Κ": "k", "Μ": "m",
+        "Ν": "n", "Ο": "o", "Ρ": "p", "Τ": "t", "Υ": "y", "Χ": "x",
+        "α": "a", "ι": "i", "κ": "k", "ν": "v", "ο": "o", "ρ": "p", "υ": "u", "χ": "x",
+        "ɑ": "a", "ɡ": "g", "ı": "i",
+    }
+)  # fmt: skip
+
+
+# --- values ----------------------------------------------------------------------------------
+
+
+def fold(text: str) -> str:
+    """Return ``text`` folded to the form tombstones compare (see the module docstring)."""
+    text = unicodedata.normalize("NFKC", text)
+    text = "".join(
+        ch
+        for ch in text
+        if ord(ch) not in _INVISIBLE
+        and not 0xFE00 <= ord(ch) <= 0xFE0F  # variation selectors
+        and unicodedata.category(ch) != "Cf"
+    )
+    text = unicodedata.normalize("NFKC", text.translate(_CONFUSABLES).casefold())
+    text = text.translate(_CONFUSABLES)
+    return "".join(ch for ch in text if unicodedata.category(ch)[0] in "LMN")
+
+
+def value_key(text: str) -> str:
+    """Return the tombstone key of a belief text: ``sha256:`` and the hex digest of its fold.
+
+    A text with no letter or digit at all (emoji, symbols) is keyed on its NFKC form instead,
+    so two different symbol-only texts do not share the empty key.
+    """
+    folded = fold(text) or unicodedata.normalize("NFKC", text).strip()
+    return "sha256:" + hashlib.sha256(folded.encode("utf-8")).hexdigest()
+
+
+def content_hash(data: bytes | None) -> str | None:
+    """Return ``sha256:<hex>`` of a file's bytes, or ``None`` for no file."""
+    return None if data is None else "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def file_hash(path: Path) -> str | None:
+    """Return :func:`content_hash` of the file at ``path`` (``None`` when it does not exist)."""
+    try:
+        return content_hash(path.read_bytes())
+    except (FileNotFoundError, IsADirectoryError):
+        return None
+
+
+# --- events ----------------------------------------------------------------------------------
+
+
+def log_path(at: str) -> str:
+    """Return the store-relative audit file of an event made at ``at`` (ISO time)."""
+    return f"{AUDIT_DIR}/{at[:7]}.jsonl"
+
+
+def event(
+    op: str,
+    records: list[dict[str, Any]],
+    who: dict[str, Any],
+    *,
+    reason: str | None = None,
+    **details: Any,
+) -> dict[str, Any]:
+    """Return one audit event (not yet written).
+
+    Args:
+        op: The operation: ``remember``, ``correct``, ``reject``, ``purge``, ``import``…
+        records: ``{"id", "before", "after"}`` per record touched (hashes, never text).
+        who: The caller's fields (``origin``, ``channel``, ``host``, ``session``).
+        reason: Why, as the person or agent gave it (cut to :data:`REASON_CHARS`).
+        details: Further keys (counts, a proposal id, a commit).
+
+    Returns:
+        The event as a JSON object with a fresh random ``id``.
+    """
+    return {
+        "id": os.urandom(8).hex(),
+        "at": now_iso(),
+        "op": op,
+        "records": records,
+        "origin": who.get("origin"),
+        "channel": who.get("channel"),
+        "host": who.get("host"),
+        "session": who.get("session"),
+        "reason": reason[:REASON_CHARS] if reason else None,
+        **details,
+    }
+
+
+def who_from_trailers(trailers: Any) -> dict[str, Any]:
+    """Return the caller's fields from commit trailers (``Memdir-Origin`` …)."""
+    from memdir.kernel.base.caller import TRAILER_KEYS
+
+    names = {key: name for name, key in TRAILER_KEYS.items()}
+    return {names[k]: v for k, v in trailers if k in names}
+
+
+def _ids_in(path: Path) -> set[str]:
+    ids: set[str] = set()
+    try:
+        with path.open(encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if '"id"' in line:
+                    try:
+                        ids.add(str(json.loads(line).get("id")))
+                    except (ValueError, AttributeError):
+                        continue
+    except FileNotFoundError:
+        pass
+    return ids
+
+
+def append(store: Path, events: list[dict[str, Any]], *, recovering: bool = False) -> list[str]:
+    """Append ``events`` to their month's audit file, one write per file; return the paths.
+
+    With ``recovering`` an event whose ``id`` the file already holds is skipped (a replay).
+
+    Raises:
+        OSError: the audit folder cannot be written.
+    """
+    by_file: dict[str, list[dict[str, Any]]] = {}
+    for item in events:
+        by_file.setdefault(log_path(str(item["at"])), []).append(item)
+    for rel, items in by_file.items():
+        path = store / rel
+        if recovering:
+            have = _ids_in(path)
+            items = [i for i in items if i["id"] not in have]
+        if items:
+            data = "".join(json.dumps(i, ensure_ascii=True) + "\n" for i in items)
+            appendlog.append(path, data.encode("utf-8"))
+    return list(by_file)
+
+
+def record(store: Path, event_: dict[str, Any]) -> str:
+    """Append one event now (outside a :mod:`txn` write); return its store-relative file."""
+    return append(store, [event_])[0]
+
+
+def read(store: Path, record_id: str | None = None) -> list[dict[str, Any]]:
+    """Return the audit events, oldest first; only those naming ``record_id`` when given.
+
+    Torn or foreign lines are skipped.
+    """
+    out: list[dict[str, Any]] = []
+    folder = store / AUDIT_DIR
+    files = sorted(p for p in folder.glob("[0-9][0-9][0-9][0-9]-[0-9][0-9].jsonl"))
+    for path in files if folder.is_dir() else []:
+        with path.open(encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                try:
+                    item = json.loads(line)
+                except ValueError:
+                    continue
+                if not isinstance(item, dict) or "op" not in item:
+                    continue
+                ids = [r.get("id") for r in item.get("records") or [] if isinstance(r, dict)]
+                if record_id is None or record_id in ids or item.get("target") == record_id:
+                    out.append(item)
+    out.sort(key=lambda i: str(i.get("at", "")))
+    return out
+
+
+# --- tombstones ------------------------------------------------------------------------------
+
+
+def tombstones(store: Path) -> dict[str, dict[str, Any]]:
+    """Return the tombstoned keys, each with the ``add`` entry that set it."""
+    live: dict[str, dict[str, Any]] = {}
+    try:
+        with (store / TOMBSTONES).open(encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                try:
+                    item = json.loads(line)
+                    key = item["key"]
+                except (ValueError, KeyError, TypeError):
+                    continue
+                if item.get("event") == "add":
+                    live[key] = item
+                elif item.get("event") == "lift":
+                    live.pop(key, None)
+    except FileNotFoundError:
+        pass
+    return live
+
+
+def lifted(store: Path) -> set[str]:
+    """Return the keys whose tombstone the owner lifted (last event ``lift``).
+
+    A rejected record whose value was lifted no longer refuses look-alikes of it either.
+    """
+    last: dict[str, str] = {}
+    try:
+        with (store / TOMBSTONES).open(encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                try:
+                    item = json.loads(line)
+                    last[item["key"]] = str(item.get("event"))
+                except (ValueError, KeyError, TypeError):
+                    continue
+    except FileNotFoundError:
+        pass
+    return {key for key, event_ in last.items() if event_ == "lift"}
+
+
+def tombstone_for(store: Path, text: str) -> dict[str, Any] | None:
+    """Return the tombstone that refuses ``text`` (its ``add`` entry), or ``None``."""
+    return tombstones(store).get(value_key(text))
+
+
+def refusal(entry: dict[str, Any]) -> str:
+    """Return the message that refuses a tombstoned value."""
+    rec = entry.get("record")
+    named = f" (record {rec})" if rec else ""
+    return (
+        f"refused: this value was rejected{named} and is tombstoned, so it is not learned again; "
+        "the owner can lift it with `memdir tombstone lift "
+        + (str(rec) if rec else "--text …")
+        + "`"
+    )
+
+
+def tombstone_line(key: str, event_: str, who: dict[str, Any], record_id: str | None) -> str:
+    """Return one tombstone ledger line (JSON, newline-terminated)."""
+    item = {
+        "at": now_iso(),
+        "event": event_,
+        "key": key,
+        "record": record_id,
+        "origin": who.get("origin"),
+        "channel": who.get("channel"),
+    }
+    return json.dumps(item, ensure_ascii=True) + "\n"
+
+
+def add_tombstones(store: Path, lines: list[str], *, recovering: bool = False) -> bool:
+    """Append tombstone ``lines``; when ``recovering``, only keys not already tombstoned.
+
+    Returns:
+        Whether anything was appended.
+    """
+    if recovering:
+        live = tombstones(store)
+        lines = [
+            line
+            for line in lines
+            if not (json.loads(line).get("event") == "add" and json.loads(line)["key"] in live)
+        ]
+    if not lines:
+        return False
+    appendlog.append(store / TOMBSTONES, "".join(lines).encode("utf-8"))
+    return True
+
+
+def retract(store: Path, events: list[dict[str, Any]], stones: list[str]) -> None:
+    """Take ``events`` and tombstone ``stones`` out again after their write failed; never raise.
+
+    Only the lines themselves are dropped (by event id, or the exact tombstone line); lines
+    appended meanwhile by others stay (:func:`memdir.kernel.base.appendlog.rewrite`). A log file
+    left empty was created by the failed write itself (audit lines are appended only under the
+    store lock, which the caller holds), so it is removed: a failed write leaves nothing behind.
+    """
+    from memdir.kernel.base.errors import MemdirError
+
+    ids = {str(e["id"]) for e in events}
+    touched = [TOMBSTONES] if stones else []
+    for rel in {log_path(str(e["at"])) for e in events}:
+        touched.append(rel)
+        with contextlib.suppress(MemdirError, OSError):
+            appendlog.rewrite(store / rel, lambda line: not _names_event(line, ids))
+    if stones:
+        drop = {s.encode("utf-8") for s in stones}
+        with contextlib.suppress(MemdirError, OSError):
+            appendlog.rewrite(store / TOMBSTONES, lambda line: line not in drop)
+    for rel in touched:
+        path = store / rel
+        with contextlib.suppress(OSError):
+            if path.stat().st_size == 0:
+                path.unlink()
+
+
+def _names_event(line: bytes, ids: set[str]) -> bool:
+    try:
+        return str(json.loads(line).get("id")) in ids
+    except (ValueError, AttributeError):
+        return False

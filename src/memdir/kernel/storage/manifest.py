@@ -1,0 +1,234 @@
+"""``memdir.toml``: the store manifest (format version, scope, policy, budgets).
+
+Read with :mod:`tomllib`. A store whose ``format`` is newer than :data:`FORMAT_VERSION` is
+refused, read and write alike, rather than half-understood (case B40). Missing keys take the
+defaults below; a wrong type is an error naming the key, never a silent default.
+
+Imports: standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from memdir.kernel.base.errors import IndexFormatError, ManifestError
+from memdir.kernel.storage.paths import MANIFEST_NAME
+
+TYPE_CHECKING = False  # the hook path never imports typing or tomllib (start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
+
+FORMAT_VERSION = 1
+"""The store layout this build reads and writes (DESIGN §2, §3)."""
+
+TEMPLATE = """\
+# memdir store manifest. Edit by hand; `memdir health` checks it.
+format = {format}          # store layout version; a newer memdir migrates it
+scope = "{scope}"     # "project" or "user"
+
+[recall]
+limit = 10            # results per recall
+decay = false         # forgetting curve (half-life by importance); off by default
+min_score = 0.0       # results below this score are left out
+
+prompt_min_score = 2.0  # per-prompt recall injects only records scoring at least this
+
+[budgets]
+digest_tokens = 400   # session digest, estimated as ceil(UTF-8 bytes / 4)
+prompt_tokens = 300   # per-prompt recall
+rules_tokens = 150    # rules re-surfaced after tool batches and compaction
+
+[hooks]
+duplicate_read = "deny"   # full re-read of an unchanged file: "deny", "warn" or "off"
+resurface_every = 25      # re-surface the top rules every N tool batches (0: never)
+
+[policy]
+near_duplicate = 0.7  # shingle similarity at or above which a remember updates instead of adding
+promote_corroborated = true  # a candidate distilled from two different sessions becomes active
+stale_days = 180      # `memdir dream` calls low-importance records untouched this long stale
+
+[observer]
+observe_every_seconds = 300  # the Stop hook starts a background `memdir observe --once` this often
+min_lines = 1         # distil once this many worthy new turns wait (fewer: kept for later)
+
+"""
+
+
+SETTINGS: dict[str, object] = {
+    "format": FORMAT_VERSION,
+    "scope": "project",
+    "recall_limit": 10,
+    "decay": False,
+    "min_score": 0.0,
+    "digest_tokens": 400,
+    "prompt_tokens": 300,
+    "rules_tokens": 150,
+    "prompt_min_score": 2.0,
+    "duplicate_read": "deny",
+    "resurface_every": 25,
+    "near_duplicate": 0.7,
+    "promote_corroborated": True,
+    "observe_every_seconds": 300,
+    "observe_min_lines": 1,
+    "stale_days": 180,
+    "index_backend": "",
+}
+"""Every setting with its default (the TOML keys are documented in :data:`TEMPLATE`)."""
+
+
+class Manifest:
+    """The settings of one store, defaults filled in (a plain class: the hook path is light)."""
+
+    format: int
+    scope: str
+    recall_limit: int
+    decay: bool
+    min_score: float
+    digest_tokens: int
+    prompt_tokens: int
+    rules_tokens: int
+    prompt_min_score: float
+    duplicate_read: str
+    resurface_every: int
+    near_duplicate: float
+    promote_corroborated: bool
+    observe_every_seconds: int
+    observe_min_lines: int
+    stale_days: int
+    index_backend: str
+
+    def __init__(self, **values: Any) -> None:
+        unknown = set(values) - set(SETTINGS)
+        if unknown:
+            raise TypeError(f"unknown settings: {sorted(unknown)}")
+        for key, default in SETTINGS.items():
+            setattr(self, key, values.get(key, default))
+
+    def to_json(self) -> dict[str, Any]:
+        """Return every setting as a JSON object."""
+        return {key: getattr(self, key) for key in SETTINGS}
+
+
+def render(scope: str) -> str:
+    """Return the text of a new manifest for a store of ``scope``."""
+    return TEMPLATE.format(format=FORMAT_VERSION, scope=scope)
+
+
+def _get(
+    table: dict[str, Any], key: str, kind: type | tuple[type, ...], default: Any, where: str
+) -> Any:
+    if key not in table:
+        return default
+    value = table[key]
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if (isinstance(value, bool) and bool not in kinds) or not isinstance(value, kinds):
+        raise ManifestError(f"{where}: {key} has the wrong type ({value!r})")
+    return value
+
+
+CACHE_NAME = "manifest.json"
+POSTGRES_SCHEMES = ("postgres://", "postgresql://")
+"""``[index] backend`` values that name a PostgreSQL index (:mod:`memdir.pgindex`)."""
+
+
+def load(store: Path) -> Manifest:
+    """Read ``store/memdir.toml``, through a JSON copy kept in ``state/`` while it is unchanged.
+
+    The copy spares the hook path the TOML parser; it is keyed by the manifest's size and
+    modification time, so an edit is seen at once.
+
+    Raises:
+        ManifestError: the file is missing, is not valid TOML, or a key has the wrong type.
+        IndexFormatError: the store was written by a newer memdir format.
+    """
+    path = store / MANIFEST_NAME
+    cache = store / "state" / CACHE_NAME
+    try:
+        stat = path.stat()
+        key = [stat.st_mtime_ns, stat.st_size]
+        cached = json.loads(cache.read_text(encoding="utf-8"))
+        if cached.get("key") == key and cached["settings"]["format"] <= FORMAT_VERSION:
+            return Manifest(**cached["settings"])  # a newer format is refused by parse()
+    except (OSError, ValueError, TypeError, AttributeError, KeyError):
+        pass
+    settings = parse(store)
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache.with_name(f".{cache.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"key": key, "settings": settings.to_json()}), encoding="utf-8")
+        os.replace(tmp, cache)
+    except (OSError, NameError):
+        pass  # a read-only store still works, it just parses TOML every time
+    return settings
+
+
+def parse(store: Path) -> Manifest:
+    """Read ``store/memdir.toml`` with the TOML parser (see :func:`load`).
+
+    Raises:
+        ManifestError: the file is missing, is not valid TOML (the message has the line), or a
+            key has the wrong type.
+        IndexFormatError: the store was written by a newer memdir format.
+    """
+    import tomllib  # only when the cached copy is stale
+
+    path = store / MANIFEST_NAME
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ManifestError(f"{path} is missing; run `memdir init`") from exc
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ManifestError(f"{path}: {exc}") from exc
+    where = str(path)
+    fmt = _get(data, "format", int, FORMAT_VERSION, where)
+    if fmt > FORMAT_VERSION:
+        raise IndexFormatError(
+            f"{path}: store format {fmt} is newer than this memdir reads ({FORMAT_VERSION}); "
+            "upgrade memdir (nothing was changed)"
+        )
+    recall = _get(data, "recall", dict, {}, where)
+    budgets = _get(data, "budgets", dict, {}, where)
+    policy = _get(data, "policy", dict, {}, where)
+    hooks = _get(data, "hooks", dict, {}, where)
+    duplicate_read = _get(hooks, "duplicate_read", str, "deny", where + " [hooks]")
+    if duplicate_read not in ("deny", "warn", "off"):
+        raise ManifestError(f"{where} [hooks]: duplicate_read must be deny, warn or off")
+    backend = _get(_get(data, "index", dict, {}, where), "backend", str, "", where + " [index]")
+    if backend not in ("", "sqlite") and not backend.startswith(POSTGRES_SCHEMES):
+        raise ManifestError(
+            f'{where} [index]: backend must be "sqlite" or a postgres:// URI, not {backend!r}'
+        )
+    observer = _get(data, "observer", dict, {}, where)
+    min_lines = _get(observer, "min_lines", int, 1, where + " [observer]")
+    if min_lines < 1:
+        raise ManifestError(f"{where} [observer]: min_lines must be 1 or more, not {min_lines}")
+    scope = _get(data, "scope", str, "project", where)
+    if scope not in ("project", "user"):
+        raise ManifestError(f'{where}: scope must be "project" or "user", not {scope!r}')
+    return Manifest(
+        format=fmt,
+        scope=scope,
+        recall_limit=_get(recall, "limit", int, 10, where + " [recall]"),
+        decay=_get(recall, "decay", bool, False, where + " [recall]"),
+        min_score=float(_get(recall, "min_score", (int, float), 0.0, where + " [recall]")),
+        digest_tokens=_get(budgets, "digest_tokens", int, 400, where + " [budgets]"),
+        prompt_tokens=_get(budgets, "prompt_tokens", int, 300, where + " [budgets]"),
+        rules_tokens=_get(budgets, "rules_tokens", int, 150, where + " [budgets]"),
+        prompt_min_score=float(
+            _get(recall, "prompt_min_score", (int, float), 2.0, where + " [recall]")
+        ),
+        duplicate_read=duplicate_read,
+        resurface_every=_get(hooks, "resurface_every", int, 25, where + " [hooks]"),
+        near_duplicate=float(
+            _get(policy, "near_duplicate", (int, float), 0.7, where + " [policy]")
+        ),
+        promote_corroborated=_get(policy, "promote_corroborated", bool, True, where + " [policy]"),
+        stale_days=_get(policy, "stale_days", int, 180, where + " [policy]"),
+        index_backend="" if backend == "sqlite" else backend,
+        observe_every_seconds=_get(
+            observer, "observe_every_seconds", int, 300, where + " [observer]"
+        ),
+        observe_min_lines=min_lines,
+    )

@@ -1,0 +1,149 @@
+"""The same recall and lifecycle behaviour on both index backends, through the service.
+
+Each test runs twice: on the local SQLite index and on a PostgreSQL index
+(``[index] backend = "postgresql://…"`` in ``memdir.toml``; see ``conftest.py``). Every
+"must not come back" assertion is paired with "the right thing is there" on the same data.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memdir import service
+from memdir.kernel.index import digest
+from memdir.kernel.storage import journal, manifest
+from memdir.store import scan
+
+
+def _use(store: Path, backend: str) -> None:
+    if backend != "sqlite":
+        with (store / "memdir.toml").open("a", encoding="utf-8") as fh:
+            fh.write(f'\n[index]\nbackend = "{backend}"\n')
+    assert manifest.load(store).index_backend == ("" if backend == "sqlite" else backend)
+
+
+def _ids(result: service.RecallResult) -> list[str]:
+    return [hit.doc["id"] for hit in result.hits]
+
+
+BELIEFS = [
+    "the team database is PostgreSQL 15 on the staging host",
+    "deploys go out on Tuesdays after the standup",
+    "we lint Python with ruff and format with ruff format",
+    "the cache is Redis; its keys expire after a day",
+    "红色的按钮表示危险操作",
+]
+
+
+def _remember_all(store: Path) -> list[str]:
+    return [service.remember(store, text).record.id for text in BELIEFS]
+
+
+def test_recall_ranks_the_matching_belief_first(store: Path, backend: str) -> None:
+    _use(store, backend)
+    ids = _remember_all(store)
+    assert _ids(service.recall(store, "which database do we use", include_user=False))[0] == ids[0]
+    assert _ids(service.recall(store, "ruff", include_user=False)) == [ids[2]]
+    assert _ids(service.recall(store, "红色", include_user=False)) == [ids[4]]
+    assert _ids(service.recall(store, "红", include_user=False)) == [ids[4]]  # a CJK prefix
+    assert _ids(service.recall(store, "kubernetes", include_user=False)) == []
+
+
+def test_a_correction_hides_the_old_value_and_shows_the_new(store: Path, backend: str) -> None:
+    _use(store, backend)
+    old = service.remember(store, "deploys go out on Fridays").record
+    new = service.correct(store, old.id, "deploys go out on Tuesdays").record
+    found = _ids(service.recall(store, "when do deploys go out", include_user=False))
+    assert new.id in found
+    assert old.id not in found
+    assert service.get(store, old.id).status == "superseded"
+
+
+def test_rejected_and_forgotten_beliefs_never_come_back(store: Path, backend: str) -> None:
+    _use(store, backend)
+    kept = service.remember(store, "the staging cluster runs in eu-west").record
+    rejected = service.remember(store, "the staging cluster runs in us-east").record
+    forgotten = service.remember(store, "the staging cluster has nine nodes").record
+    service.reject(store, rejected.id, "wrong region")
+    service.forget(store, forgotten.id)
+    found = _ids(service.recall(store, "staging cluster", include_user=False))
+    assert found == [kept.id]
+    listed = {d.id for d in service.catalogue(store)}
+    assert kept.id in listed and not {rejected.id, forgotten.id} & listed
+
+
+def test_journal_search_finds_the_turn_and_not_the_others(store: Path, backend: str) -> None:
+    _use(store, backend)
+    service.journal_append(store, "user", "Caroline moved to Berlin in May", session="s1")
+    service.journal_append(store, "assistant", "Noted: Berlin.", session="s1")
+    service.journal_append(store, "user", "Melanie paints landscapes", session="s2")
+    hits = service.search(store, "where did Caroline move", limit=5).hits
+    assert hits[0].text == "Caroline moved to Berlin in May"
+    assert all("Melanie" not in h.text for h in hits)
+    only_s2 = service.search(store, "paints", session="s2").hits
+    assert [h.text for h in only_s2] == ["Melanie paints landscapes"]
+
+
+def test_the_digest_and_prompt_recall_read_the_backend(store: Path, backend: str) -> None:
+    _use(store, backend)
+    rule = service.remember(store, "always run the tests before pushing", kind="rule").record
+    fact = service.remember(store, "the release branch is called trunk").record
+    gone = service.remember(store, "the release branch is called main").record
+    service.reject(store, gone.id, "wrong")
+    index = scan.open_backend(store, manifest.load(store).index_backend)
+    try:
+        made = digest.session_digest(index, project=store.parent)
+        assert rule.id in made.ids and gone.id not in made.ids
+        prompt = digest.prompt_recall(index, "what is the release branch called", min_score=0.0)
+        assert prompt.ids[0] == fact.id and gone.id not in prompt.ids
+    finally:
+        index.close()
+
+
+def test_the_journal_index_keeps_up_with_appended_turns(store: Path, backend: str) -> None:
+    _use(store, backend)
+    for n in range(7):
+        service.journal_append(store, "user", f"turn {n} mentions kafka", session="s")
+    assert [h.text for h in service.search(store, "kafka", limit=3).hits]
+    service.journal_append(store, "user", "a late turn about zookeeper", session="s")
+    hits = service.search(store, "zookeeper").hits
+    assert hits[0].text == "a late turn about zookeeper"
+    # Its two predecessors hold it in their context column (±2 neighbours): they rank below.
+    assert {h.text for h in hits[1:]} == {"turn 5 mentions kafka", "turn 6 mentions kafka"}
+    assert hits[0].score > hits[1].score
+    index = scan.open_backend(store, manifest.load(store).index_backend)
+    try:
+        assert index.turn_count() == 8
+        assert journal.sync_journal(index, store) == 0  # nothing new: idempotent
+    finally:
+        index.close()
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=False)
+def test_sqlite_is_the_default_backend(store: Path, backend: str) -> None:
+    assert manifest.load(store).index_backend == ""
+    index = scan.open_backend(store, "")
+    try:
+        assert type(index).__name__ == "Index"
+    finally:
+        index.close()
+
+
+def test_reindex_rebuilds_the_configured_backend_from_the_records(
+    store: Path, backend: str
+) -> None:
+    _use(store, backend)
+    ids = _remember_all(store)
+    service.journal_append(store, "user", "the deploy broke on Friday", session="s")
+    index = scan.open_backend(store, manifest.load(store).index_backend)
+    try:
+        with index.write():
+            index.clear()
+        assert index.is_empty()
+    finally:
+        index.close()
+    report = service.reindex(store)
+    assert (report.indexed, report.turns) == (len(ids), 1)
+    assert _ids(service.recall(store, "ruff", include_user=False)) == [ids[2]]

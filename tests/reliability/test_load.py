@@ -29,6 +29,7 @@ from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from memdir import service
+from memdir.kernel.base.caller import Caller
 from memdir.records.codec import read_file
 from tests.conftest import git
 
@@ -264,7 +265,7 @@ def test_two_hundred_mixed_processes_lose_no_acknowledged_write(store: Path) -> 
             store,
             _sentence(rng, "seed", n),
             kind="decision",
-            origin="agent" if 16 <= n < 22 else "owner",
+            caller=Caller("agent" if 16 <= n < 22 else "owner", "cli"),
         ).record.id
         for n in range(24)
     ]
@@ -645,7 +646,9 @@ def test_concurrent_mutations_through_one_mcp_session_apply_or_are_cleanly_refus
     # The agent's own records: on an owner's record, MCP correct and forget are only
     # proposals (DESIGN §4) and would both "apply"; on its own they race for real.
     seeds = [
-        service.remember(store, _sentence(random.Random(n), "target", n), origin="agent").record.id
+        service.remember(
+            store, _sentence(random.Random(n), "target", n), caller=Caller("agent", "cli")
+        ).record.id
         for n in range(ROUNDS)
     ]
     base = git(store, "rev-parse", "HEAD").strip()

@@ -24,7 +24,7 @@ from memdir.kernel.storage import session
 
 TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
 if TYPE_CHECKING:
-    from typing import Any
+    from memdir.kernel.storage.session import SessionState
 
 RECENT_FILES = 12
 
@@ -46,7 +46,7 @@ def _spawn_reindex(context: Context) -> None:
     )
 
 
-def recent_files(state: dict[str, Any]) -> list[str]:
+def recent_files(state: SessionState) -> list[str]:
     """Return the files this session wrote, then read, newest first (at most a dozen)."""
     recent = list(reversed(state["written"]))[:RECENT_FILES]
     recent += [p for p in reversed(list(state["reads"])) if p not in recent][

@@ -19,13 +19,13 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from memdir.kernel.base import validity
 from memdir.kernel.base.caller import Caller
 from memdir.kernel.base.errors import MemdirError, NotFoundError, UsageError
 from memdir.kernel.base.ids import check_id
-from memdir.kernel.base.model import Record
+from memdir.kernel.base.model import Kind, Record
 from memdir.kernel.index import doc_record
 from memdir.kernel.index.interface import IndexBackend
 from memdir.kernel.index.recall import Hit, TurnHit, search_turns
@@ -108,20 +108,125 @@ def init(
 # --- lifecycle -------------------------------------------------------------------------------
 
 
-def remember(store: Path, text: str, **options: Any) -> Written:
-    """Remember one belief; see :func:`memdir.kernel.storage.lifecycle.remember` for the options."""
+NewStatus = Literal["active", "candidate"]
+"""The statuses a new record may have (``candidate``: the observer's, awaiting review)."""
+
+
+def remember(
+    store: Path,
+    text: str,
+    *,
+    kind: Kind = "fact",
+    caller: Caller | None = None,
+    aliases: Sequence[str] = (),
+    tags: Sequence[str] = (),
+    links: Sequence[str] = (),
+    importance: int | None = None,
+    body: str = "",
+    status: NewStatus = "active",
+    journal: str | None = None,
+    observed_at: str | None = None,
+    valid_from: str | None = None,
+    valid_until: str | None = None,
+    entity_type: str | None = None,
+) -> Written:
+    """Remember one belief (:func:`memdir.kernel.storage.lifecycle.remember` has the details).
+
+    Args:
+        store: The store folder.
+        text: The belief.
+        kind: What sort of belief.
+        caller: Who is acting (default: this process's environment, as the CLI decides).
+        aliases: Other words for it.
+        tags: Labels.
+        links: Ids of related records.
+        importance: 1..10 (default 5).
+        body: Longer prose.
+        status: ``active``, or ``candidate`` (awaiting review).
+        journal: A citation of the journal evidence.
+        observed_at: When it was observed (ISO date or time; default today).
+        valid_from: When it became true in the world (default: when observed).
+        valid_until: When it stops (stopped) being true, exclusive.
+        entity_type: For an entity: what sort.
+
+    Returns:
+        :class:`Written`: the record, and whether it was created or a near-duplicate updated.
+
+    Raises:
+        ProvenanceError, SecretError, RejectedBeliefError, NotFoundError, UsageError,
+        LockTimeoutError, GitError: see the lifecycle.
+    """
     with opened(store) as handle:
-        return lifecycle.remember(handle, text, **options)
+        return lifecycle.remember(
+            handle,
+            text,
+            kind=kind,
+            caller=caller or cli_caller(),
+            aliases=aliases,
+            tags=tags,
+            links=links,
+            importance=importance,
+            body=body,
+            status=status,
+            journal=journal,
+            observed_at=observed_at,
+            valid_from=valid_from,
+            valid_until=valid_until,
+            entity_type=entity_type,
+        )
 
 
-def correct(store: Path, record_id: str, text: str, **options: Any) -> Written:
-    """Supersede ``record_id`` with ``text`` (``lifecycle.correct``)."""
+def correct(
+    store: Path,
+    record_id: str,
+    text: str,
+    *,
+    reason: str | None = None,
+    caller: Caller | None = None,
+    valid_until: str | None = None,
+) -> Written:
+    """Supersede ``record_id`` with ``text`` (:func:`memdir.kernel.storage.lifecycle.correct`).
+
+    Args:
+        store: The store folder.
+        record_id: The record to correct.
+        text: The corrected belief.
+        reason: Why the old one was wrong.
+        caller: Who is acting (default: this process's environment).
+        valid_until: The old belief was true until then (not wrong); the new one from then.
+
+    Raises:
+        NotFoundError, TransitionError, RejectedBeliefError, UsageError: see the lifecycle.
+    """
     with opened(store) as handle:
-        return lifecycle.correct(handle, record_id, text, **options)
+        return lifecycle.correct(
+            handle,
+            record_id,
+            text,
+            reason=reason,
+            caller=caller or cli_caller(),
+            valid_until=valid_until,
+        )
 
 
-def correct_match(store: Path, query: str, text: str, **options: Any) -> Written:
+def correct_match(
+    store: Path,
+    query: str,
+    text: str,
+    *,
+    reason: str | None = None,
+    caller: Caller | None = None,
+    valid_until: str | None = None,
+) -> Written:
     """Supersede the one active record that best matches ``query`` (case B23).
+
+    Args:
+        store: The store folder.
+        query: Words naming the record.
+        text: The corrected belief.
+        reason: Why the old one was wrong.
+        caller: Who is acting (default: this process's environment).
+        valid_until: The old belief was true until then (not wrong); the new one from then.
 
     Raises:
         NotFoundError: nothing matches.
@@ -135,22 +240,47 @@ def correct_match(store: Path, query: str, text: str, **options: Any) -> Written
         if len(found) > 1 and found[1].score >= 0.8 * found[0].score:
             ids = ", ".join(f"{h.doc['id']} ({truncate(h.doc['text'], 40)})" for h in found)
             raise UsageError(f"{query!r} matches more than one record: {ids}; pass the id")
-        return lifecycle.correct(handle, found[0].doc["id"], text, **options)
-
-
-def reject(store: Path, record_id: str, reason: str, **options: Any) -> Written:
-    """Mark a belief wrong; it is never recalled and never re-learned."""
-    with opened(store) as handle:
-        return lifecycle.set_status(
-            handle, record_id, "rejected", reason=reason, op="reject", **options
+        return lifecycle.correct(
+            handle,
+            found[0].doc["id"],
+            text,
+            reason=reason,
+            caller=caller or cli_caller(),
+            valid_until=valid_until,
         )
 
 
-def forget(store: Path, record_id: str, reason: str | None = None, **options: Any) -> Written:
-    """Retire a belief; its file and history stay; ``reason`` may be None (none given)."""
+def reject(store: Path, record_id: str, reason: str, *, caller: Caller | None = None) -> Written:
+    """Mark a belief wrong; it is never recalled and never re-learned.
+
+    ``caller`` defaults to this process's environment (the CLI's rule).
+    """
     with opened(store) as handle:
         return lifecycle.set_status(
-            handle, record_id, "forgotten", reason=reason, op="forget", **options
+            handle,
+            record_id,
+            "rejected",
+            reason=reason,
+            op="reject",
+            caller=caller or cli_caller(),
+        )
+
+
+def forget(
+    store: Path, record_id: str, reason: str | None = None, *, caller: Caller | None = None
+) -> Written:
+    """Retire a belief; its file and history stay; ``reason`` may be None (none given).
+
+    ``caller`` defaults to this process's environment (the CLI's rule).
+    """
+    with opened(store) as handle:
+        return lifecycle.set_status(
+            handle,
+            record_id,
+            "forgotten",
+            reason=reason,
+            op="forget",
+            caller=caller or cli_caller(),
         )
 
 

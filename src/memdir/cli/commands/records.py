@@ -12,7 +12,7 @@ from memdir import service
 from memdir.cli.output import emit, json_option, note, one_line, resolve, store_option
 from memdir.kernel.base.caller import Caller
 from memdir.kernel.base.errors import ProvenanceError, UsageError
-from memdir.kernel.base.model import KINDS, STATUSES, Record
+from memdir.kernel.base.model import KINDS, STATUSES, Kind, Record
 from memdir.kernel.lang.text import truncate
 from memdir.kernel.storage.lifecycle import Written
 from memdir.service.channel import cli_caller
@@ -154,7 +154,7 @@ def _line(doc: dict[str, Any], width: int = 100) -> str:
 @json_option
 def remember(
     text: str,
-    kind: str,
+    kind: Kind,  # click.Choice(KINDS) checked it
     aliases: tuple[str, ...],
     tags: tuple[str, ...],
     importance: int | None,
@@ -428,11 +428,15 @@ def correct(
     if (record_id is None) == (match is None):
         raise UsageError("give either ID or --match QUERY")
     target = resolve(store)
-    options = {"reason": reason, "caller": cli_caller(), "valid_until": valid_until}
+    caller = cli_caller()
     if match is not None:
-        done = service.correct_match(target, match, text, **options)
+        done = service.correct_match(
+            target, match, text, reason=reason, caller=caller, valid_until=valid_until
+        )
     else:
-        done = service.correct(target, record_id or "", text, **options)
+        done = service.correct(
+            target, record_id or "", text, reason=reason, caller=caller, valid_until=valid_until
+        )
     emit_written(done, as_json=as_json)
 
 

@@ -9,12 +9,11 @@ Imports: standard library and the kernel only.
 from __future__ import annotations
 
 import time
-from pathlib import Path, PureWindowsPath
+from pathlib import Path
 
 from memdir.kernel.base.errors import MemdirError
-from memdir.kernel.lang.redact import is_secret_path
 from memdir.kernel.storage import manifest
-from memdir.kernel.storage.paths import state_dir
+from memdir.kernel.storage.paths import project_relative, state_dir
 
 TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
 if TYPE_CHECKING:
@@ -194,31 +193,7 @@ class Context:
         Windows (a drive letter, a UNC share, ``..`` between backslashes) is outside on every
         platform (case B05), and a path no file can have (a NUL byte) names nothing.
         """
-        if not path or "\x00" in path:
-            return None
-        if "://" in path:  # a URL: only a file URL names a file, by its path
-            if not path.startswith("file://"):
-                return None
-            path = path[len("file://") :].removeprefix("localhost")
-        windows = PureWindowsPath(path)
-        if windows.drive or ("\\" in path and ".." in windows.parts):
-            return None
-        candidate = Path(path)
-        if not candidate.is_absolute():
-            candidate = self.project / candidate
-        try:
-            resolved = candidate.resolve()
-            root = self.project.resolve()
-        except (OSError, RuntimeError):
-            return None
-        if not resolved.is_relative_to(root):
-            return None
-        rel = resolved.relative_to(root).as_posix()
-        if rel == "." or rel.split("/")[0] == self.store.name or is_secret_path(rel):
-            return None
-        if is_secret_path(candidate.name):
-            return None
-        return rel
+        return project_relative(self.project, path, store_name=self.store.name)
 
     def close(self) -> None:
         """Close what was opened."""

@@ -43,7 +43,7 @@ from memdir.kernel.storage import lifecycle, spool
 from memdir.kernel.storage.journal import journal_files
 from memdir.kernel.storage.lifecycle import Handle
 from memdir.kernel.storage.lock import file_lock
-from memdir.kernel.storage.paths import state_dir
+from memdir.kernel.storage.paths import layout, state_dir
 from memdir.observe import extract, llm
 
 STATE_NAME = "observer.json"
@@ -79,7 +79,7 @@ class Observed:
 
 
 def _load_state(store: Path) -> dict[str, Any] | None:
-    path = store / "state" / STATE_NAME
+    path = layout(store).state_path(STATE_NAME)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):

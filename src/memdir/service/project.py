@@ -36,7 +36,7 @@ def scan(store: Path) -> anatomy.Scan:
     """
     manifest.load(store)  # a store from a newer memdir is refused before anything is written
     project = project_root(store)
-    spool = store / "state" / "anatomy-spool.jsonl"
+    spool = paths.layout(store).state_path("anatomy-spool.jsonl")
     merged = jsonl.read_tail(spool, 0).next_offset  # the walk below covers these paths
     result = anatomy.scan(project)
     data = {

@@ -7,11 +7,8 @@ what varies between occurrences of one error: numbers, hex ids, quoted values an
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import re
-from pathlib import Path
 from typing import Any
 
 from memdir.kernel.base.caller import Caller
@@ -23,6 +20,7 @@ from memdir.kernel.lang.text import truncate
 from memdir.kernel.storage import lifecycle
 from memdir.kernel.storage.lifecycle import Handle, Written
 from memdir.kernel.storage.lock import store_lock
+from memdir.kernel.storage.paths import project_relative
 
 _PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\w.-]*[/\\])+[\w.-]+")
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`")
@@ -69,16 +67,14 @@ def log(
         UsageError: ``file`` is not a path inside the project (absolute, or climbing out with
             ``..``), or names a secret file (``.env``, a key): its name is never recorded.
     """
-    if file and os.path.isabs(file):
-        root = handle.store.parent.resolve()  # a project store sits at the project's root
-        with contextlib.suppress(ValueError, OSError):
-            file = Path(file).resolve().relative_to(root).as_posix()
     if file:
-        parts = file.replace("\\", "/").split("/")
-        if file.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", file) or ".." in parts:
-            raise UsageError(f"--file must be a path inside the project, not {file!r}")
-        if is_secret_path(file):
+        if is_secret_path(file) or is_secret_path(file.replace("\\", "/").rsplit("/", 1)[-1]):
             raise UsageError("--file names a secret file; its name is not recorded")
+        # a project store sits at the project's root
+        rel = project_relative(handle.store.parent, file, store_name=handle.store.name)
+        if rel is None:
+            raise UsageError(f"--file must be a path inside the project, not {file!r}")
+        file = rel
     error, fix, file = redact(error), redact(fix), redact(file) if file else None
     sig = signature(error)
     # Finding the open bug and bumping it is one read-modify-write under the store lock, and

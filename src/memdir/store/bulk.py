@@ -645,7 +645,7 @@ class _Evidence:
 
     def _map_files(self) -> None:
         from memdir.kernel.filemap import anatomy
-        from memdir.kernel.lang.redact import is_secret_path
+        from memdir.kernel.storage.paths import project_relative
 
         store = self.handle.store
         root = store.parent if store.name == ".memdir" else store
@@ -653,8 +653,7 @@ class _Evidence:
         known: dict[str, Any] = data["files"]
         added = 0
         for rel, description in sorted(self.files.items()):
-            parts = rel.replace("\\", "/").split("/")
-            if rel.startswith("/") or ".." in parts or is_secret_path(rel) or parts[0] == ".memdir":
+            if rel.startswith("/") or project_relative(root, rel, store_name=store.name) != rel:
                 self.result.note(rel, "a path memdir does not map", "refused")
             elif rel in known:
                 self.result.existing += 1

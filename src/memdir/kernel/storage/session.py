@@ -39,7 +39,7 @@ from memdir.kernel.base.clock import now_iso
 from memdir.kernel.base.errors import LockTimeoutError
 from memdir.kernel.lang.redact import find_secrets
 from memdir.kernel.storage.lock import file_lock
-from memdir.kernel.storage.paths import state_dir
+from memdir.kernel.storage.paths import StoreLayout, state_dir
 
 TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
 if TYPE_CHECKING:
@@ -70,7 +70,7 @@ if TYPE_CHECKING:
         pending_compact: NotRequired[dict[str, Any]]  # a compaction whose steps are arriving
 
 
-SESSIONS_DIR = "sessions"
+SESSIONS_DIR = StoreLayout.SESSIONS
 EVENTS_SUFFIX = ".events.jsonl"
 FOLD_BYTES = 64 * 1024
 """Past this many bytes of events, the next hook that can folds them into the snapshot."""

@@ -21,7 +21,7 @@ from memdir import service
 from memdir.kernel.base.caller import OBSERVER, Caller
 from memdir.mcp.server import build_server
 from memdir.service import memory
-from tests.conftest import run_cli
+from tests.conftest import run_cli, text_of
 from tests.hooks.conftest import run_hook
 
 OWNER = Caller("owner", "cli")
@@ -189,11 +189,11 @@ def anyio_backend() -> str:
 @pytest.mark.anyio
 async def test_mcp_recall_list_index_and_get(fixture_store: Path) -> None:
     async with Client(build_server(fixture_store)) as client:
-        listed = (await client.call_tool("memory_list", {"limit": 100})).content[0].text
-        index = (await client.call_tool("memory_index", {})).content[0].text
+        listed = text_of(await client.call_tool("memory_list", {"limit": 100}))
+        index = text_of(await client.call_tool("memory_index", {}))
         for topic in TOPICS:
             found = await client.call_tool("memory_recall", {"query": PAIRS[topic][0]})
-            _check(topic, found.content[0].text)
+            _check(topic, text_of(found))
             _check(topic, listed)
             _check(topic, index)
 

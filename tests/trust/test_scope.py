@@ -19,7 +19,7 @@ from mcp.client.client import Client
 
 from memdir import service
 from memdir.mcp.server import build_server
-from tests.conftest import git
+from tests.conftest import git, text_of
 from tests.hooks.conftest import run_hook
 from tests.mcp.test_server import INITIALIZE
 
@@ -112,7 +112,7 @@ async def test_mcp_in_b_never_serves_a(two: tuple[Path, Path]) -> None:
             ):
                 result = await client.call_tool(tool, args)
                 assert not result.is_error, result.content
-                found.append("HMAC-SHA512" in result.content[0].text)
+                found.append("HMAC-SHA512" in text_of(result))
         assert found == [present] * 3
 
 

@@ -15,8 +15,9 @@ from mcp.client.client import Client
 
 from memdir import service
 from memdir.kernel.base.clock import now_iso
+from memdir.kernel.base.errors import NotFoundError
 from memdir.mcp.server import build_server
-from tests.conftest import git, run_cli
+from tests.conftest import git, run_cli, text_of
 
 OLD = "The message queue in production is RabbitMQ."
 NEW = "The message queue in production is Kafka."
@@ -77,7 +78,7 @@ def test_believed_at_answers_what_memdir_held_then_from_its_history(store: Path)
     assert _ids(store, "message queue production") == [new.id]
     assert _ids(store, "message queue production", believed_at=then) == [old.id]
     assert git(store, "status", "--porcelain") == ""  # the live store was not touched
-    with pytest.raises(service.NotFoundError):
+    with pytest.raises(NotFoundError):
         service.recall(store, "queue", believed_at="2000-01-01")
 
 
@@ -139,7 +140,7 @@ async def test_mcp_takes_the_same_dates(store: Path) -> None:
     async with Client(build_server(store)) as client:
         made = await client.call_tool("memory_remember", {"text": OLD, "valid_from": "2025-06-01"})
         assert not made.is_error, made.content
-        rid = json.loads(made.content[0].text)["id"]
+        rid = json.loads(text_of(made))["id"]
         fixed = await client.call_tool(
             "memory_correct", {"id": rid, "text": NEW, "valid_until": "2026-03-01"}
         )
@@ -148,5 +149,5 @@ async def test_mcp_takes_the_same_dates(store: Path) -> None:
             "memory_recall", {"query": "message queue", "as_of": "2026-02-01"}
         )
         now = await client.call_tool("memory_recall", {"query": "message queue"})
-    assert [r["text"] for r in json.loads(then.content[0].text)["results"]] == [OLD]
-    assert [r["text"] for r in json.loads(now.content[0].text)["results"]] == [NEW]
+    assert [r["text"] for r in json.loads(text_of(then))["results"]] == [OLD]
+    assert [r["text"] for r in json.loads(text_of(now))["results"]] == [NEW]

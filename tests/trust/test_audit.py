@@ -158,7 +158,7 @@ def test_an_update_names_who_made_it_not_who_wrote_the_record(store: Path) -> No
     from memdir.service import memory
 
     logged = memory.bug_log(
-        store, "KeyError: 'id'", "check the key", None, origin="agent", channel="mcp"
+        store, "KeyError: 'id'", "check the key", None, caller=Caller("agent", "mcp")
     )
     assert logged.record.origin == "agent"
     fixed = memory.bug_fixed(store, logged.record.id, caller=Caller("owner", "cli"))

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from memdir.kernel.base.caller import Caller
 from memdir.kernel.base.errors import StoreLayoutError, UsageError
 from memdir.kernel.storage import lock, session, spool, txn
 from memdir.kernel.storage.paths import StoreLayout, layout, project_relative
@@ -75,8 +76,8 @@ def test_the_bug_log_and_the_hooks_ask_the_same_rule(store: Path) -> None:
 
     outside = str(store.parent.parent / "x.py")
     with pytest.raises(UsageError, match="inside the project"):
-        memory.bug_log(store, "E", "f", outside, origin="agent", channel="mcp")
+        memory.bug_log(store, "E", "f", outside, caller=Caller("agent", "mcp"))
     kept = memory.bug_log(
-        store, "E2", "f", str(store.parent / "src" / "b.py"), origin="agent", channel="mcp"
+        store, "E2", "f", str(store.parent / "src" / "b.py"), caller=Caller("agent", "mcp")
     )
     assert "File: src/b.py" in kept.record.body

@@ -516,9 +516,7 @@ def build_server(store: Path) -> MCPServer:  # noqa: C901 - registers each tool 
         file: Annotated[str | None, Field(description="The file the fix was in.")] = None,
     ) -> dict[str, Any]:
         """Record a bug and how it was fixed; a repeat of a known bug bumps its count."""
-        return _call(
-            memory.bug_log, store, error, fix, file, origin=caller.origin, channel=caller.channel
-        ).record.to_json()
+        return _call(memory.bug_log, store, error, fix, file, caller=caller).record.to_json()
 
     @server.tool(structured_output=False, annotations=READ)
     def bug_search(query: Query, limit: Limit = 10) -> dict[str, Any]:

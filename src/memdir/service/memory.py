@@ -229,12 +229,10 @@ def dream(store: Path) -> dict[str, Any]:
         return hygiene.report(handle, project_root(store))
 
 
-def bug_log(
-    store: Path, error: str, fix: str, file: str | None, *, origin: str, channel: str
-) -> Written:
-    """Log a bug and its fix (or bump the matching open bug)."""
+def bug_log(store: Path, error: str, fix: str, file: str | None, *, caller: Caller) -> Written:
+    """Log a bug and its fix (or bump the matching open bug); ``caller`` is who reported it."""
     with opened(store) as handle:
-        return bugs.log(handle, error, fix, file, origin, channel)
+        return bugs.log(handle, error, fix, file, caller)
 
 
 def bug_search(store: Path, query: str, limit: int = 10) -> list[dict[str, Any]]:

@@ -56,9 +56,7 @@ def _raw(values: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     return tuple((k, " " + json.dumps(v, ensure_ascii=False)) for k, v in values.items())
 
 
-def log(
-    handle: Handle, error: str, fix: str, file: str | None, origin: str, channel: str
-) -> Written:
+def log(handle: Handle, error: str, fix: str, file: str | None, caller: Caller) -> Written:
     """Record a bug and its fix, or bump the matching open bug's occurrences.
 
     The error, the fix and the file are redacted first: the bug log is a capture path.
@@ -99,7 +97,7 @@ def log(
                 record.id,
                 op="bug",
                 reason="seen again",
-                caller=Caller(origin, channel),
+                caller=caller,
                 extra=_raw(extra),
                 body=body,
             )
@@ -114,8 +112,7 @@ def log(
             handle,
             text,
             kind="bug",
-            origin=origin,
-            channel=channel,
+            caller=caller,
             body=body,
             tags=("open",),
             extra=_raw(extra),

@@ -374,9 +374,7 @@ def bug_log(error: str, fix: str, file: str | None, store: Path | None, as_json:
     Example:
         memdir bug log --error "KeyError: 'user_id'" --fix "check the session first"
     """
-    done = memory.bug_log(
-        resolve(store), error, fix, file, origin=cli_caller().origin, channel="cli"
-    )
+    done = memory.bug_log(resolve(store), error, fix, file, caller=cli_caller())
     if not done.created:
         note(f"memdir: {done.note}", as_json=as_json)
     emit(done.record.to_json(), as_json=as_json, render=lambda r: r["id"])

@@ -44,6 +44,8 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     for name in ("GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"):
         monkeypatch.setenv(name, "test@example.invalid")
     monkeypatch.delenv("MEMDIR_STORE", raising=False)
+    # A hook helper started by a test's installed hooks goes away a minute after its last event.
+    monkeypatch.setenv("MEMDIR_HOOK_HELPER_IDLE", "60")
     # Never the checkout: a test that forgets to pick a folder must not write a store into it.
     monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
 

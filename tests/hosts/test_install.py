@@ -90,7 +90,7 @@ def test_personal_claude_install_writes_only_files_nobody_commits(odd_project: P
     assert set(local["hooks"]) >= {"SessionStart", "UserPromptSubmit", "PreToolUse", "Stop"}
     assert local["hooks"]["PreToolUse"][0]["matcher"] == "Read"
     for command in _commands(local):  # this machine's interpreter: fine in a personal file
-        assert command.startswith(installer.hook_command("X", "claude-code").split(" -m ")[0])
+        assert command.startswith(installer.hook_command("X", "claude-code").removesuffix(" X"))
         done = subprocess.run(
             ["sh", "-c", command], input=b"{}", cwd=odd_project, capture_output=True, check=False
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 from memdir.kernel.filemap import anatomy
 from memdir.service import project
@@ -105,3 +106,59 @@ def test_find_without_a_scan_says_what_to_run(store: Path) -> None:
     result = run_cli("find", "anything")
     assert result.exit_code == 4
     assert "memdir scan" in result.stderr
+
+
+def _whole(store: Path, root: Path) -> tuple[dict[str, Any], str]:
+    """The map and page a full rebuild gives, without the time stamp."""
+    data = {"files": {rel: e.to_json() for rel, e in anatomy.scan(root).entries.items()}}
+    for rel in data["files"]:
+        anatomy.resolve_entry(data, rel)
+    return data["files"], anatomy.render_markdown(data)
+
+
+def test_an_update_rewrites_only_changed_lines_and_equals_a_full_rebuild(store: Path) -> None:
+    root = store.parent
+    for folder in ("pkg", "pkg/sub", "docs"):
+        (root / folder).mkdir(parents=True, exist_ok=True)
+    (root / "pkg" / "core.py").write_text('"""Core engine."""\n\nclass Engine:\n    pass\n')
+    (root / "pkg" / "b.py").write_text('"""Bee."""\nfrom pkg import core\n')
+    (root / "pkg" / "sub" / "deep.py").write_text('"""Deep."""\n')
+    (root / "docs" / "guide.md").write_text("# The guide\n")
+    project.scan(store)
+    before = (store / "anatomy.json").read_bytes()
+    mapped = len(json.loads(before)["files"])
+    assert mapped >= 4
+    assert before.count(b"\n") == mapped + 2  # one line per file, the first and last lines
+    # an edit, a new file in a known folder, a new folder, a deletion
+    (root / "pkg" / "b.py").write_text(
+        '"""Bee, rewritten."""\nfrom pkg import core\ndef g():\n  1\n'
+    )
+    (root / "pkg" / "a.py").write_text('"""Ay."""\nfrom pkg import b\n')
+    (root / "new").mkdir()
+    (root / "new" / "n.py").write_text('"""En."""\n')
+    (root / "docs" / "guide.md").unlink()
+    (root / "pkg" / "sub" / "deep.py").unlink()
+    steps = (
+        ["pkg/b.py"],
+        ["pkg/a.py"],
+        ["new/n.py", "docs/guide.md", "README.md", "pkg/sub/deep.py"],
+    )
+    for rels in steps:
+        anatomy.update(store, root, rels)
+        data = json.loads((store / "anatomy.json").read_text())  # still plain JSON
+        assert data["format"] == anatomy.FORMAT
+    files, page = _whole(store, root)
+    assert data["files"] == files
+    assert data["files"]["pkg/a.py"]["imports"] == ["pkg/b.py"]
+    assert "guide.md" not in (store / "anatomy.md").read_text()
+    assert (store / "anatomy.md").read_text() == page
+
+
+def test_an_update_of_a_map_in_the_old_layout_rewrites_it_whole(store: Path) -> None:
+    root = store.parent
+    (root / "x.py").write_text('"""Ex."""\n')
+    data = {"format": 1, "files": {"gone.py": {"size": 1, "description": "old"}}}
+    (store / "anatomy.json").write_text(json.dumps(data, indent=1))
+    anatomy.update(store, root, ["x.py", "gone.py"])
+    assert set(json.loads((store / "anatomy.json").read_text())["files"]) == {"x.py"}
+    assert "`x.py`" in (store / "anatomy.md").read_text()

@@ -20,7 +20,6 @@ Imports: standard library and the kernel only.
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 import threading
@@ -332,9 +331,9 @@ def run(argv: list[str]) -> int:
         context = Context(store, project, deadline, kept=stop.kept.set)
         try:
             context.settings  # noqa: B018 - a store from a newer memdir is refused before any write
-            result: HookResult | None = importlib.import_module(HANDLERS[event.name]).handle(
-                event, context
-            )
+            # __import__, not importlib: the hook path never loads importlib (start-up cost)
+            module = __import__(HANDLERS[event.name], fromlist=["handle"])
+            result: HookResult | None = module.handle(event, context)
             if event.name not in NO_DRAIN:
                 _drain_spool(context)
         finally:

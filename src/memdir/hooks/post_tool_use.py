@@ -38,12 +38,21 @@ from memdir.kernel.hostio.hosttable import BELIEF_MCP_TOOLS, memdir_mcp_tool
 from memdir.kernel.lang.redact import redact
 from memdir.kernel.lang.text import truncate
 from memdir.kernel.storage import session
+from memdir.kernel.storage.journal import log_name
 from memdir.kernel.storage.lock import store_lock
 from memdir.kernel.storage.paths import state_dir
 
 TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
+
+
 if TYPE_CHECKING:
     from typing import Any
+
+
+def _action(store: Path, row: dict[str, Any]) -> None:
+    """Append one action row to this machine's log of its UTC day (per machine once shared)."""
+    jsonl.append_line(store / "actions" / log_name(store, str(row["at"])[:10]), row)
+
 
 FILE_TOOLS = ("Read", "Write", "Edit", "MultiEdit", "NotebookEdit")
 CHANGING_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
@@ -175,15 +184,11 @@ def _update_anatomy(context: Context, paths: list[str]) -> None:
                 *(line.value.get("path") for line in spooled.lines if line.value),
                 *paths,
             ]
-            data = anatomy.load(context.store)
-            for rel in dict.fromkeys(p for p in pending if isinstance(p, str)):
-                entry = anatomy.read_entry(context.project, rel)
-                if entry is None:
-                    data["files"].pop(rel, None)
-                else:
-                    data["files"][rel] = entry.to_json()
-                    anatomy.resolve_entry(data, rel)
-            anatomy.save(context.store, data)
+            anatomy.update(
+                context.store,
+                context.project,
+                [p for p in pending if isinstance(p, str)],
+            )
             if spooled.next_offset:
                 # Only the lines merged here: a path another hook spooled meanwhile stays.
                 appendlog.drop_head(spool, spooled.next_offset, wait=context.remaining() / 2)
@@ -224,18 +229,18 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
     if event.tool == PATCH_TOOL or (event.tool == "Bash" and tools.patch_text(event.tool_input)):
         rows = patch_rows(event, context)
         for row, paths in rows:
-            jsonl.append_line(context.store / "actions" / f"{row['at'][:10]}.jsonl", row)
+            _action(context.store, row)
             changed += paths
         if not rows:  # a patch naming no recordable file is still a tool call
             row = _finish(event, _base_row(event, "apply_patch"))
-            jsonl.append_line(context.store / "actions" / f"{row['at'][:10]}.jsonl", row)
+            _action(context.store, row)
     elif event.tool == "Read" and not event.file_path and _many(event):
         # Gemini CLI's read_many_files: one row listing the files it read whole
         reads, full_reads = _many_reads(event, context), True
         row = _finish(event, _base_row(event, "Read"))
         if reads:
             row["reads"] = [redact(r) for r in reads]
-        jsonl.append_line(context.store / "actions" / f"{row['at'][:10]}.jsonl", row)
+        _action(context.store, row)
     else:
         rel = context.relative(event.file_path) if event.tool in FILE_TOOLS else None
         reads, full_reads = _shell_reads(event, context)
@@ -243,7 +248,7 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         if single is not None:
             if reads:
                 single["reads"] = [redact(r) for r in reads]
-            jsonl.append_line(context.store / "actions" / f"{single['at'][:10]}.jsonl", single)
+            _action(context.store, single)
         if rel is not None and event.tool in CHANGING_TOOLS:
             changed.append(rel)
         if rel is not None and event.tool == "Read":
@@ -267,7 +272,35 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
     context.kept()
     if changed:
         _update_anatomy(context, changed)
+    touched = list(dict.fromkeys([*changed, *reads]))
+    if ok and touched and not event.subagent:
+        return _scoped(event, context, touched)
     return None
+
+
+def _scoped(event: HookEvent, context: Context, touched: list[str]) -> HookResult | None:
+    """Inject the path-scoped beliefs for the files just read or edited, once per session."""
+    from memdir.kernel.lang import pathscope
+
+    docs = pathscope.cached(context.store)
+    if docs is not None and not any(pathscope.matches(d, touched) for d in docs):
+        return None  # the common case: one stat per record folder, no index
+    from memdir.kernel.index import digest
+    from memdir.kernel.lang.text import estimate_tokens
+
+    state = session.load(context.store, event.session)
+    shown = digest.scoped_for_file(
+        context.index,
+        touched[0] if len(touched) == 1 else touched,
+        store=context.store,
+        budget_tokens=context.settings.rules_tokens,
+        exclude=state["injected"],
+    )
+    if not shown.text:
+        return None
+    inject = {"e": "inject", "ids": list(shown.ids), "tokens": estimate_tokens(shown.text)}
+    session.record(context.store, event.session, inject)
+    return HookResult(context=shown.text)
 
 
 def _full_read_tool(event: HookEvent) -> bool:

@@ -76,6 +76,10 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         compacted=fresh_context,
         exclude=already,
         mirrored=digest.mirrored_ids(context.store) if event.host == "claude-code" else frozenset(),
+        pinned_tokens=settings.pinned_tokens,
+        # path-scoped beliefs come back for every file the session touched (after a compaction
+        # the host has dropped them with the reads they came with)
+        touched=list(dict.fromkeys([*state["written"], *state["reads"]])),
         user_index=context.user_index,
     )
     if not injection.text:

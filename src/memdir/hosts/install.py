@@ -13,7 +13,8 @@ Edits are minimal and keep the user's formatting (case B41, B47, B48):
 - JSON is edited as text (:mod:`memdir.hosts.jsonedit`): only memdir's own entries are inserted
   or removed, key order and indentation stay; TOML goes through tomlkit; Markdown gets one block
   between markers.
-- memdir's hook handlers are recognised by their command (``memdir hook`` or ``-m memdir hook``)
+- memdir's hook handlers are recognised by their command (``memdir hook``, ``-m memdir hook`` or
+  the launcher ``…/memdir/hookrun.py``)
   and removed one by one; a matcher group the user shares with memdir keeps the user's handlers.
 - A file that is a symlink is written through to its target; the link stays a link.
 - A malformed file is left byte-identical and the command fails naming it; nothing is written.
@@ -47,7 +48,12 @@ from memdir.kernel.storage.paths import state_dir
 
 MARKER = "memdir hook"
 """What identifies memdir's own hook commands in a host's config."""
-_OURS = re.compile(r"(?:-m memdir|(?:^|[\s/\\'\"])memdir(?:\.exe)?['\"]?) hook(?:\s|$)")
+_OURS = re.compile(
+    r"(?:-m memdir|(?:^|[\s/\\'\"])memdir(?:\.exe)?['\"]?) hook(?:\s|$)"
+    r"|[/\\]memdir[/\\]hookrun\.py['\"]?(?:\s|$)"
+)
+MACHINE_SPECIFIC = ("-m memdir hook", "hookrun.py")
+"""What only a hook command naming one machine's interpreter (and memdir) by path contains."""
 HOOK_TIMEOUT_SECONDS = 10
 """Per-hook timeout memdir installs; its hooks give up after about 2 s, well inside it."""
 BLOCK_BEGIN = "<!-- memdir:begin (managed by `memdir install`; `memdir uninstall` removes it) -->"
@@ -134,18 +140,49 @@ def _host_args(host: str) -> list[str]:
     return [] if host == "claude-code" else ["--host", host]
 
 
+LAUNCH_FLAGS = ("-I", "-S", "-X", "utf8")
+"""How the absolute hook command starts Python: isolated (no ``PYTHON*`` variables, no user
+site), without ``site`` (no site-packages scan, no ``.pth`` files), in UTF-8 mode (what
+``memdir``'s own entry point re-executes into under an ASCII locale). The launcher puts memdir's
+folder on the path itself (issue 16)."""
+
+
+def launcher() -> Path:
+    """Return the hook launcher script of this memdir (:mod:`memdir.hookrun`)."""
+    import memdir
+
+    return Path(memdir.__file__).resolve().parent / "hookrun.py"
+
+
+def compile_hook_path() -> bool:
+    """Compile memdir's bytecode now, so no hook pays for compiling it (issue 16).
+
+    Hooks start Python with ``-I``, which ignores ``PYTHONDONTWRITEBYTECODE``, so a hook would
+    write the bytecode itself on its first run; compiling at install makes the first event as
+    fast as the rest. Returns False when the package folder is not writable (a system install,
+    whose package manager compiled it).
+    """
+    import compileall
+
+    folder = launcher().parent
+    if not os.access(folder, os.W_OK):
+        return False
+    return bool(compileall.compile_dir(folder, quiet=2, workers=1))
+
+
 def hook_command(event: str, host: str, style: str = "absolute") -> str:
     """Return the shell command a host runs for ``event``.
 
     Args:
         event: the host's own event name.
         host: the ``--host`` name.
-        style: ``"absolute"`` (this interpreter by absolute path, quoted for the shell; only in
-            files nobody commits) or ``"path"`` (the bare ``memdir`` found on PATH).
+        style: ``"absolute"`` (this interpreter by absolute path running memdir's launcher,
+            quoted for the shell; only in files nobody commits) or ``"path"`` (the bare
+            ``memdir`` found on PATH).
     """
     if style == "path":
         return shlex.join(["memdir", "hook", event, *_host_args(host)])
-    parts = [sys.executable, "-m", "memdir", "hook", event, *_host_args(host)]
+    parts = [sys.executable, *LAUNCH_FLAGS, str(launcher()), event, *_host_args(host)]
     if os.name == "nt":  # pragma: no cover - Windows quoting
         return subprocess.list2cmdline(parts)
     return shlex.join(parts)
@@ -261,7 +298,8 @@ def is_machine_specific(handler_or_server: Any) -> bool:
         return False
     if "args" in handler_or_server:
         return "-m" in [str(a) for a in handler_or_server.get("args", [])]
-    return "-m memdir hook" in str(handler_or_server.get("command", ""))
+    command = str(handler_or_server.get("command", ""))
+    return any(mark in command for mark in MACHINE_SPECIFIC)
 
 
 def _edit_hooks(
@@ -731,7 +769,8 @@ def _wired(kind: str, path: Path) -> bool:
         return False
     if kind == "hooks":
         return any(
-            bool(_OURS.search(line)) and "-m memdir hook" not in line for line in text.splitlines()
+            bool(_OURS.search(line)) and not any(mark in line for mark in MACHINE_SPECIFIC)
+            for line in text.splitlines()
         )
     if kind == "instructions":
         return BLOCK_BEGIN in text

@@ -338,6 +338,13 @@ def build_server(store: Path) -> MCPServer:  # noqa: C901 - registers each tool 
             int | None, Field(ge=1, le=10, description="1 (trivia) to 10 (vital); default 5.")
         ] = None,
         links: ListArg = None,
+        paths: Annotated[
+            list[str] | str | None,
+            Field(
+                description="Path globs it applies to (e.g. src/billing/**): then it is shown "
+                "when a matching file is read or edited, not in every session."
+            ),
+        ] = None,
         observed_at: Annotated[
             str | None,
             Field(description="When it was observed: an ISO date or time; default today."),
@@ -356,6 +363,10 @@ def build_server(store: Path) -> MCPServer:  # noqa: C901 - registers each tool 
         it instead; a belief the person rejected is refused. ``valid_from``/``valid_until``
         say when it is true in the world, when that is not simply "from today on".
         """
+        try:
+            scoped = service.path_tags(_strings(paths, "paths"))
+        except MemdirError as err:
+            raise ToolError(f"{err.code}: {err}") from err
         done = _call(
             service.remember,
             store,
@@ -363,7 +374,7 @@ def build_server(store: Path) -> MCPServer:  # noqa: C901 - registers each tool 
             kind=_kind(kind),
             caller=caller,
             aliases=_strings(aliases, "aliases"),
-            tags=_strings(tags, "tags"),
+            tags=(*_strings(tags, "tags"), *scoped),
             importance=importance,
             links=_strings(links, "links"),
             observed_at=observed_at,

@@ -15,7 +15,7 @@ anyone but the owner (:mod:`memdir.kernel.storage.authority`).
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from memdir.kernel.base import validity
 from memdir.kernel.base.caller import Caller
-from memdir.kernel.base.errors import MemdirError, NotFoundError, UsageError
+from memdir.kernel.base.errors import MemdirError, NotFoundError, ProvenanceError, UsageError
 from memdir.kernel.base.ids import check_id
 from memdir.kernel.base.model import Kind, Record
 from memdir.kernel.index import doc_record
@@ -173,6 +173,79 @@ def remember(
             valid_from=valid_from,
             valid_until=valid_until,
             entity_type=entity_type,
+        )
+
+
+def path_tags(paths: Iterable[str]) -> tuple[str, ...]:
+    """Return the ``path:GLOB`` tags scoping a record to ``paths`` (globs, or commas between).
+
+    Raises:
+        UsageError: a value names no glob, or a glob is absolute or climbs out of the project.
+    """
+    from memdir.kernel.lang import pathscope
+
+    out: list[str] = []
+    for value in paths:
+        if not value.strip(" ,"):
+            raise UsageError(f"--paths: {value!r} names no glob (e.g. 'src/billing/**')")
+        for glob in value.split(","):
+            if not glob.strip():
+                continue
+            try:
+                out.append(pathscope.PATH_TAG + pathscope.check_glob(glob))
+            except ValueError as exc:
+                raise UsageError(f"--paths: {exc}") from exc
+    return tuple(dict.fromkeys(out))
+
+
+def pin(store: Path, record_id: str, *, pinned: bool, caller: Caller) -> Written:
+    """Pin (or unpin) an active record: pinned records are always in the session digest.
+
+    Args:
+        store: The store folder.
+        record_id: The record.
+        pinned: True to pin, False to unpin.
+        caller: Who asks; only the owner pins.
+
+    Returns:
+        The record as written (unchanged when it already was so).
+
+    Raises:
+        ProvenanceError: the caller is not the owner (an agent's shell).
+        NotFoundError: no such record.
+        UsageError: the record is not active.
+    """
+    from memdir.kernel.index.digest import PINNED_TAG
+
+    if not caller.is_owner:
+        raise ProvenanceError(
+            "refused: pinning decides what every session is told; only the owner pins, from "
+            "their own terminal"
+        )
+    with opened(store) as handle:
+        try:
+            record, _ = lifecycle.load(handle, check_record_id(record_id))
+        except NotFoundError as err:
+            raise _explained(store, err) from err
+        if record.status != "active":
+            raise UsageError(f"{record.id} is {record.status}; only an active belief is pinned")
+        has = PINNED_TAG in record.tags
+        if has == pinned:
+            state = "pinned" if pinned else "not pinned"
+            return Written(
+                record, created=False, changed=False, note=f"{record.id} already {state}"
+            )
+        tags = (
+            (*record.tags, PINNED_TAG)
+            if pinned
+            else tuple(t for t in record.tags if t != PINNED_TAG)
+        )
+        return lifecycle.update(
+            handle,
+            record.id,
+            op="pin" if pinned else "unpin",
+            caller=caller,
+            tags=tags,
         )
 
 

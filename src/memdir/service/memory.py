@@ -34,6 +34,17 @@ def review_list(store: Path) -> list[dict[str, Any]]:
         return handle.index.list_docs(statuses=("candidate",), newest_first=False)
 
 
+def sync_resolutions(store: Path, limit: int = 20) -> list[dict[str, Any]]:
+    """Return the versions ``memdir sync`` set aside automatically, newest first.
+
+    Each is a record a merge superseded (a concurrent edit kept beside the current one) or
+    rejected (a value tombstoned on another machine); see :mod:`memdir.store.teamsync`.
+    """
+    from memdir.store import teamsync
+
+    return teamsync.merge_resolutions(store)[:limit]
+
+
 def _candidate(handle: Handle, record_id: str) -> None:
     """Raise unless ``record_id`` is a candidate (review acts on nothing else).
 

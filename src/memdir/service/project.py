@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,7 @@ from memdir.kernel.storage import gitio, manifest, paths, session
 from memdir.kernel.storage.lock import store_lock
 from memdir.service import init
 from memdir.service.channel import cli_caller
-from memdir.store import filemap
+from memdir.store import filemap, teamsync
 
 
 def project_root(store: Path) -> Path:
@@ -143,43 +142,59 @@ def stats(store: Path, session_id: str | None = None) -> dict[str, Any]:
 # --- sync ------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Synced:
-    """The outcome of ``memdir sync``."""
+def sync(
+    store: Path,
+    *,
+    logs_only: bool = False,
+    share: bool = False,
+    pull: bool = True,
+    push: bool = True,
+    caller: Caller | None = None,
+) -> teamsync.Synced:
+    """Commit the logs, anatomy and hand edits; with ``share``, pull from and push to the remote.
 
-    committed: list[str]
-
-    def to_json(self) -> dict[str, Any]:
-        """Return the committed paths."""
-        return {"committed": self.committed}
-
-
-def sync(store: Path, *, logs_only: bool = False, caller: Caller | None = None) -> Synced:
-    """Commit the journal, action and audit logs, anatomy (and, unless ``logs_only``, hand edits).
-
-    The commit names ``caller`` (default: from this process's environment).
+    Args:
+        store: The store folder.
+        logs_only: Commit only the journal, action and audit logs and anatomy; stays local.
+        share: Reach the remote (``memdir remote``; by default the project's ``origin``,
+            branch ``memdir``). When none is set and the project has no such remote, the sync
+            only commits, and says so.
+        pull: Fetch and merge (with ``share``).
+        push: Push (with ``share``).
+        caller: Who syncs (default: from this process's environment).
 
     Raises:
-        GitError: git failed.
+        SyncConflictError: both sides changed a file memdir cannot merge (store unchanged).
+        GitError: git failed or the remote cannot be reached (store unchanged).
+        UsageError: ``--pull`` or ``--push`` asked for and there is nowhere to sync.
         LockTimeoutError: another writer held the store.
     """
-    manifest.load(store)  # a store from a newer memdir is refused before anything is written
-    folders = ["journal", "actions", "audit", anatomy.ANATOMY_JSON, anatomy.ANATOMY_MD]
-    if not logs_only:
-        folders.append("records")
-    with store_lock(store, "sync"):
-        present = [f for f in folders if (store / f).exists()]
-        dirty = [p for f in present for p in gitio.dirty_paths(store, f)]
-        if dirty:
-            what = "logs" if logs_only else "logs and hand edits"
-            gitio.commit(
-                store,
-                present,
-                f"sync: commit {len(dirty)} changed file(s) ({what})",
-                trailers=(caller or cli_caller()).trailers(),
-            )
+    who = caller or cli_caller()
+    local = logs_only or not share
+    if share and not logs_only and pull and push:
+        place = teamsync.where(store)
+        local = place.url is None and not place.configured
+    done = teamsync.sync(store, who, logs_only=logs_only, pull=pull, push_=push, local_only=local)
+    if share and local and not logs_only:
+        done.note = (
+            "committed here only: no remote is set and the project has no 'origin'; share "
+            "this memory with `memdir remote URL` then `memdir sync`"
+        )
     gitio.maintain(store)  # outside the lock: packing may take seconds in a large store
-    return Synced(sorted(dirty))
+    return done
+
+
+def remote(store: Path, name: str | None = None, branch: str | None = None) -> teamsync.Where:
+    """Show, or with ``name``/``branch`` set, where this machine shares ``store``.
+
+    Raises:
+        UsageError: the remote or branch is unusable.
+        GitError: git failed.
+    """
+    if name is None and branch is None:
+        manifest.load(store)
+        return teamsync.where(store)
+    return teamsync.set_where(store, name, branch)
 
 
 # --- hosts -----------------------------------------------------------------------------------
@@ -261,6 +276,7 @@ def install(
 
     installer.apply(plan, store, spec, remove=remove)
     if not remove:
+        installer.compile_hook_path()  # no hook ever compiles memdir (issue 16)
         try:
             installer.self_test(spec, project, shared)
         except MemdirError:

@@ -357,6 +357,38 @@ def _log_findings(store: Path, report: Report) -> None:
                 )
 
 
+def _sync_findings(store: Path, report: Report) -> None:
+    """Name the conflict the last ``memdir sync`` stopped on, and a merge left half-applied."""
+    from memdir.store import teamsync
+
+    conflict = teamsync.pending_conflict(store)
+    if conflict is not None:
+        paths: list[str | None] = [str(p) for p in conflict.get("paths") or []]
+        for path in paths or [None]:
+            report.findings.append(
+                Finding(
+                    "error",
+                    "sync_conflict",
+                    "the last `memdir sync` stopped: this file was changed differently on this "
+                    "machine and on the remote and memdir cannot merge it; the store here is as "
+                    "it was before that sync",
+                    path,
+                    "make the two versions agree (edit the file here, or undo the hand edit), "
+                    "then `memdir sync`",
+                )
+            )
+    if (store / STATE_DIRNAME / teamsync.PENDING).exists():
+        report.findings.append(
+            Finding(
+                "warning",
+                "sync_interrupted",
+                "a `memdir sync` was stopped while applying a merge; the next sync finishes it",
+                f"{STATE_DIRNAME}/{teamsync.PENDING}",
+                "memdir sync",
+            )
+        )
+
+
 def _state_findings(store: Path, report: Report) -> None:
     lock = inspect_lock(store)
     if lock.held:
@@ -390,6 +422,7 @@ def _state_findings(store: Path, report: Report) -> None:
                     where,
                 )
             )
+    _sync_findings(store, report)
     refused = store / STATE_DIRNAME / txn.REFUSED_INTENT_NAME
     if refused.exists():
         report.findings.append(

@@ -184,12 +184,19 @@ class _History:
 
     @classmethod
     def export(cls, store: Path, rel: str) -> _History:
-        refs = [
-            ref
-            for ref in gitio.run_git(store, "for-each-ref", "--format=%(refname)")
+        listed = (
+            gitio.run_git(store, "for-each-ref", "--format=%(refname)")
             .stdout.decode("utf-8", "replace")
             .split()
-            if ref != STASH_REF  # a person's stashes are theirs: never rewritten or expired
+        )
+        for name in listed:
+            if name.startswith(SYNC_REFS):  # `memdir sync`'s copy of the remote: fetched again
+                gitio.run_git(store, "update-ref", "-d", name)
+        refs = [
+            name
+            for name in listed
+            if name != STASH_REF  # a person's stashes are theirs: never rewritten or expired
+            and not name.startswith(SYNC_REFS)
         ]
         stream = gitio.run_git(
             store,
@@ -222,6 +229,9 @@ class _History:
 
 
 STASH_REF = "refs/stash"
+SYNC_REFS = "refs/memdir/"
+"""Where ``memdir sync`` keeps what it fetched (:mod:`memdir.store.teamsync`); a purge deletes
+these copies of the remote rather than rewriting them (the next sync fetches them again)."""
 
 
 def _reachable(store: Path, rel: str = "") -> tuple[set[str], set[str]]:

@@ -47,7 +47,10 @@ CSP = (
 )
 ORIGINS = ("owner", "agent", "observer", "import", "untrusted", "system")
 SCOPES = ("project", "user")
-_CITATION = re.compile(r"^journal/(?P<file>\d{4}-\d{2}-\d{2}\.jsonl):(?P<start>\d+)-(?P<end>\d+)$")
+_CITATION = re.compile(
+    r"^journal/(?P<file>\d{4}-\d{2}-\d{2}(?:\.[a-z0-9][a-z0-9-]{0,39})?\.jsonl)"
+    r":(?P<start>\d+)-(?P<end>\d+)$"
+)
 CONTEXT_LINES = 2
 """Journal lines shown before and after the lines a belief was distilled from."""
 

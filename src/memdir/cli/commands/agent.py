@@ -214,14 +214,31 @@ def review(
         return
     pending = memory.review_list(target)
     proposals = memory.proposals_pending(target)
+    merged = memory.sync_resolutions(target)
     if as_json or not sys.stdin.isatty() or not caller.is_owner:
         emit(
-            {"results": pending, "proposals": proposals},
+            {"results": pending, "proposals": proposals, "sync_resolutions": merged},
             as_json=as_json,
-            render=lambda v: _listing(v["results"], v["proposals"]),
+            render=lambda v: (
+                _listing(v["results"], v["proposals"]) + _merged_listing(v["sync_resolutions"])
+            ),
         )
         return
+    if merged:
+        click.echo(_merged_listing(merged).lstrip("\n"))
     _interactive(target, pending, proposals, caller)
+
+
+def _merged_listing(merged: list[dict[str, Any]]) -> str:
+    """The automatic resolutions of ``memdir sync`` (concurrent edits on two machines)."""
+    if not merged:
+        return ""
+    lines = ["", "resolved automatically by `memdir sync` (nothing to decide; newest first):"]
+    for d in merged:
+        then = f" -> {d['superseded_by']}" if d.get("superseded_by") else ""
+        lines.append(f"  {d['id']}  {d['status']}{then}  {truncate(d['text'], 60)}")
+        lines.append(f"    {d.get('reason') or ''}")
+    return "\n".join(lines)
 
 
 def _decided(decided: memory.Decided) -> dict[str, Any]:

@@ -352,24 +352,94 @@ def stats(session_id: str | None, store: Path | None, as_json: bool) -> None:
 
 
 @click.command()
-@click.option("--logs", "logs_only", is_flag=True, help="Only the journal, action log and anatomy.")
+@click.option("--logs", "logs_only", is_flag=True, help="Only commit the logs and anatomy (local).")
+@click.option("--pull", "pull_only", is_flag=True, help="Only fetch and merge from the remote.")
+@click.option("--push", "push_only", is_flag=True, help="Only push to the remote.")
+@click.option("--local", "local", is_flag=True, help="Only commit here; reach no remote.")
 @store_option
 @json_option
-def sync(logs_only: bool, store: Path | None, as_json: bool) -> None:
-    """Commit the journal, action log, anatomy and hand-edited records to the store's git.
+def sync(
+    logs_only: bool,
+    pull_only: bool,
+    push_only: bool,
+    local: bool,
+    store: Path | None,
+    as_json: bool,
+) -> None:
+    """Commit the store, then share it: fetch, merge and push (see `memdir remote`).
+
+    By default the store goes to the project's own remote `origin`, on the
+    branch `memdir` (orphan: no project files in it), with your own git
+    credentials. Two edits of one record on two machines resolve by
+    supersession (`memdir review` lists them); a file edited by hand on both
+    sides stops the sync with nothing changed (exit 1; `memdir health` names
+    it). Without a remote, only commits.
 
     \b
     Example:
         memdir sync
+        memdir sync --pull
     """
-    done = project.sync(resolve(store), logs_only=logs_only)
+    if pull_only and push_only:
+        raise click.UsageError("--pull and --push together are what `memdir sync` does")
+    done = project.sync(
+        resolve(store),
+        logs_only=logs_only,
+        share=not local,
+        pull=not push_only,
+        push=not pull_only,
+    )
+    emit(done.to_json(), as_json=as_json, render=_synced)
+
+
+def _synced(v: dict[str, Any]) -> str:
+    lines = [f"committed {len(v['committed'])} file(s)" if v["committed"] else "nothing to commit"]
+    if v["remote"]:
+        where = f"{v['remote']['remote']} ({v['remote']['url']}), branch {v['remote']['branch']}"
+        pulled = {
+            "none": "not pulled",
+            "up-to-date": "already up to date",
+            "fast-forward": f"pulled {v['received']} file(s)",
+            "merged": f"merged: {v['received']} file(s) changed here",
+        }[v["pulled"]]
+        pushed = "pushed" if v["pushed"] else "nothing to push" if v["pulled"] != "none" else ""
+        lines.append(f"{where}: {pulled}" + (f"; {pushed}" if pushed else ""))
+        for r in v["resolved"]:
+            kept = f"; the other version kept as {r['kept_as']}" if r["kept_as"] else ""
+            lines.append(f"  {r['record']} changed on two machines: {r['current']}{kept}")
+        if v["resolved"]:
+            lines.append("  (`memdir review` lists automatic resolutions)")
+    if v.get("note"):
+        lines.append(v["note"])
+    return "\n".join(lines)
+
+
+@click.command()
+@click.argument("name", required=False)
+@click.option("--branch", default=None, help="The branch on the remote (default memdir).")
+@store_option
+@json_option
+def remote(name: str | None, branch: str | None, store: Path | None, as_json: bool) -> None:
+    """Show or set where `memdir sync` shares this store (this machine only).
+
+    NAME is one of the project's git remotes (default origin) or any git URL
+    or path. The transport and credentials are your git's own.
+
+    \b
+    Example:
+        memdir remote
+        memdir remote upstream --branch team-memory
+        memdir remote git@github.com:team/project.git
+    """
+    found = project.remote(resolve(store), name, branch)
     emit(
-        done.to_json(),
+        found.to_json(),
         as_json=as_json,
         render=lambda v: (
-            f"committed {len(v['committed'])} file(s)" if v["committed"] else "nothing to commit"
+            f"remote: {v['remote']} ({v['url'] or 'no such remote in the project'})\n"
+            f"branch: {v['branch']}" + ("" if v["configured"] else "  (defaults)")
         ),
     )
 
 
-COMMANDS = [install, uninstall, hosts, doctor, scan, find, map_, stats, sync]
+COMMANDS = [install, uninstall, hosts, doctor, scan, find, map_, stats, sync, remote]

@@ -110,6 +110,12 @@ def _line(doc: dict[str, Any], width: int = 100) -> str:
     help='Labels: a comma-separated list, repeatable. A leading "[word]" in TEXT is a tag too.',
 )
 @click.option(
+    "--paths",
+    "paths",
+    multiple=True,
+    help='Scope it to files: globs, comma-separated or repeated ("src/billing/**,*.sql").',
+)
+@click.option(
     "--importance",
     type=click.IntRange(1, 10),
     default=None,
@@ -157,6 +163,7 @@ def remember(
     kind: Kind,  # click.Choice(KINDS) checked it
     aliases: tuple[str, ...],
     tags: tuple[str, ...],
+    paths: tuple[str, ...],
     importance: int | None,
     links: tuple[str, ...],
     body: str,
@@ -171,12 +178,16 @@ def remember(
     """Remember one belief and print its id (TEXT "-" reads standard input).
 
     A near-duplicate of an active record updates that record instead; a
-    near-duplicate of a rejected record is refused (exit 3).
+    near-duplicate of a rejected record is refused (exit 3). With --paths the
+    belief is told to the agent when it reads or edits a matching file (and in
+    the digest only when such a file was touched), not in every session.
 
     \b
     Example:
         memdir remember "Use pnpm, not npm, in this repository" --kind preference
+        memdir remember "Amounts are integer cents" --kind rule --paths "src/billing/**"
     """
+    tags = (*tags, *service.path_tags(paths))
     done = service.remember(
         resolve(store),
         _read_text(text),
@@ -691,4 +702,41 @@ def purge(record_id: str, yes: bool, store: Path | None, as_json: bool) -> None:
     emit(report.to_json(), as_json=as_json, render=render)
 
 
-COMMANDS = [remember, recall, get, list_, correct, reject, forget, purge, graph, index_]
+def _pin_command(name: str) -> click.Command:
+    @click.command(name=name)
+    @click.argument("record_id", metavar="ID")
+    @store_option
+    @json_option
+    def command(record_id: str, store: Path | None, as_json: bool) -> None:
+        done = service.pin(resolve(store), record_id, pinned=name == "pin", caller=cli_caller())
+        note(f"memdir: {done.note}", as_json=as_json)
+        emit(done.record.to_json(), as_json=as_json, render=lambda r: r["id"])
+
+    command.help = {
+        "pin": "Pin a belief: always in the session digest, under [budgets] pinned_tokens.\n\n"
+        "Only the owner pins (exit 3 from an agent's shell); only an active belief.\n\n"
+        "\b\nExample:\n    memdir pin r-01jc9x2k7q4fz2",
+        "unpin": "Unpin a belief: back to being shown when relevant.\n\n"
+        "\b\nExample:\n    memdir unpin r-01jc9x2k7q4fz2",
+    }[name]
+    return command
+
+
+pin = _pin_command("pin")
+unpin = _pin_command("unpin")
+
+
+COMMANDS = [
+    remember,
+    recall,
+    get,
+    list_,
+    correct,
+    reject,
+    forget,
+    purge,
+    graph,
+    index_,
+    pin,
+    unpin,
+]

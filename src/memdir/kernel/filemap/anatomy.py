@@ -22,18 +22,19 @@ import hashlib
 import json
 import os
 import re
-import subprocess
 import time
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
-from typing import Any
 
-from memdir.kernel.base.atomic import write_text_atomic
+from memdir.kernel.base.atomic import write_atomic, write_text_atomic
 from memdir.kernel.base.clock import now_iso
 from memdir.kernel.base.errors import MemdirError
 from memdir.kernel.lang.redact import find_secrets, is_secret_path, redact
 from memdir.kernel.lang.text import truncate
+
+TYPE_CHECKING = False  # the Edit hook never imports typing (start-up cost)
+if TYPE_CHECKING:
+    from typing import Any
 
 ANATOMY_JSON = "anatomy.json"
 ANATOMY_MD = "anatomy.md"
@@ -100,18 +101,30 @@ GENERATED = re.compile(r"(?:\.min\.(?:js|css)|\.map|\.lock|-lock\.json|\.pyc|\.p
 _BINARY_SNIFF_BYTES = 8192
 
 
-@dataclass
 class Entry:
-    """One file of the map."""
+    """One file of the map (a plain class: the Edit hook imports this module, issue 16)."""
 
-    path: str  # relative to the project root, "/"-separated
-    size: int  # bytes
-    tokens: int  # ceil(size / 4)
-    mtime_ns: int
-    sha: str = ""  # first 16 hex of SHA-256; "" when not read
-    description: str = ""
-    symbols: list[str] = field(default_factory=list)
-    imports: list[str] = field(default_factory=list)  # project files this one imports
+    __slots__ = ("description", "imports", "mtime_ns", "path", "sha", "size", "symbols", "tokens")
+
+    def __init__(
+        self,
+        path: str,
+        size: int,
+        tokens: int,
+        mtime_ns: int,
+        sha: str = "",
+        description: str = "",
+        symbols: list[str] | None = None,
+        imports: list[str] | None = None,
+    ) -> None:
+        self.path = path  # relative to the project root, "/"-separated
+        self.size = size  # bytes
+        self.tokens = tokens  # ceil(size / 4)
+        self.mtime_ns = mtime_ns
+        self.sha = sha  # first 16 hex of SHA-256; "" when not read
+        self.description = description
+        self.symbols = symbols if symbols is not None else []
+        self.imports = imports if imports is not None else []  # project files this one imports
 
     def to_json(self) -> dict[str, Any]:
         """Return the entry as stored in ``anatomy.json``."""
@@ -126,14 +139,22 @@ class Entry:
         }
 
 
-@dataclass
 class Scan:
     """The outcome of a scan: the entries and what was skipped, by reason."""
 
-    entries: dict[str, Entry]
-    skipped: dict[str, int]
-    seconds: float
-    not_utf8: list[str] = field(default_factory=list)  # names shown by shown_name()
+    __slots__ = ("entries", "not_utf8", "seconds", "skipped")
+
+    def __init__(
+        self,
+        entries: dict[str, Entry],
+        skipped: dict[str, int],
+        seconds: float,
+        not_utf8: list[str] | None = None,
+    ) -> None:
+        self.entries = entries
+        self.skipped = skipped
+        self.seconds = seconds
+        self.not_utf8 = not_utf8 if not_utf8 is not None else []  # names from shown_name()
 
     def to_json(self) -> dict[str, Any]:
         """Return a summary for ``memdir scan --json``."""
@@ -159,6 +180,8 @@ def _excluded(parts: Iterable[str]) -> bool:
 
 
 def _git_files(root: Path) -> list[str] | None:
+    import subprocess  # only a full scan lists files (the Edit hook never does)
+
     try:
         done = subprocess.run(
             [
@@ -485,13 +508,222 @@ def load(store: Path) -> dict[str, Any]:
 
 
 def save(store: Path, data: dict[str, Any]) -> None:
-    """Write ``anatomy.json`` atomically and re-render ``anatomy.md``."""
+    """Write ``anatomy.json`` atomically (one file per line) and re-render ``anatomy.md``."""
     data["format"] = FORMAT
     data["updated_at"] = now_iso()
-    write_text_atomic(
-        store / ANATOMY_JSON, json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
-    )
+    write_atomic(store / ANATOMY_JSON, encode(data))
     write_text_atomic(store / ANATOMY_MD, render_markdown(data))
+
+
+_FILES_OPEN = b', "files": {'
+_FOOTER = b"}}"
+
+
+def encode(data: dict[str, Any]) -> bytes:
+    """Return ``anatomy.json``'s bytes: a JSON object with one mapped file per line.
+
+    The first line holds every other key and opens ``"files"``, each following line is one
+    ``"path": {entry}``, the last closes both objects. Any JSON reader reads it; a hook updates
+    one file's line without parsing the rest (:func:`update`).
+    """
+    meta = {k: v for k, v in data.items() if k != "files"}
+    head = json.dumps(meta, ensure_ascii=False, sort_keys=True).encode("utf-8")[:-1]
+    lines = [(head + _FILES_OPEN) if meta else b'{"files": {']
+    files = data["files"]
+    body = [_entry_line(rel, files[rel]) for rel in sorted(files)]
+    return (
+        b"\n".join([*lines, b",\n".join(body), _FOOTER]) + b"\n"
+        if body
+        else (b"\n".join([*lines, _FOOTER]) + b"\n")
+    )
+
+
+def _entry_line(rel: str, entry: dict[str, Any]) -> bytes:
+    key = json.dumps(rel, ensure_ascii=False)
+    return f"{key}: {json.dumps(entry, ensure_ascii=False, sort_keys=True)}".encode()
+
+
+class _Keys:
+    """The paths a map's body names, answered by searching its bytes (no parse of 5,000 lines)."""
+
+    def __init__(self, blob: bytes, extra: set[str]) -> None:
+        self.blob = blob
+        self.extra = extra
+
+    def __contains__(self, rel: object) -> bool:
+        if not isinstance(rel, str):
+            return False
+        return rel in self.extra or _key_bytes(rel) in self.blob
+
+
+def _key_bytes(rel: str) -> bytes:
+    """How a body line of :func:`encode` starts, after the newline before it."""
+    return b"\n" + json.dumps(rel, ensure_ascii=False).encode("utf-8", "surrogateescape") + b": "
+
+
+def update(store: Path, root: Path, rels: Iterable[str]) -> None:
+    """Re-describe the project files ``rels`` in ``anatomy.json`` and ``anatomy.md``.
+
+    A file that is gone leaves the map. The caller holds the store lock. Only the lines of the
+    named files are rewritten when the map is in :func:`encode`'s layout, by searching and
+    splicing its bytes (a map of any size costs about the same); otherwise the map is read and
+    written whole, once, into that layout. Both files are derived data (``memdir scan``
+    rebuilds them), so they are replaced atomically but not flushed to disk.
+
+    Raises:
+        AnatomyUnreadableError: ``anatomy.json`` exists but is not a readable anatomy.
+    """
+    wanted = list(dict.fromkeys(rels))
+    path = store / ANATOMY_JSON
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raw = b""
+    except OSError as exc:
+        raise AnatomyUnreadableError(
+            f"{path} cannot be read ({exc}); it was left as it is"
+        ) from exc
+    cut = raw.find(b"\n")
+    head = raw[:cut]
+    if (
+        cut < 0
+        or not raw.endswith(b"\n" + _FOOTER + b"\n")
+        or not head.endswith((_FILES_OPEN, b'{"files": {'))
+    ):
+        _update_whole(store, root, wanted)
+        return
+    entries = {rel: read_entry(root, rel) for rel in wanted}
+    known = _Keys(raw, {rel for rel, entry in entries.items() if entry is not None})
+    md_lines: dict[str, str | None] = {}
+    splices: list[tuple[int, int, bytes]] = []  # (start, end, new bytes) of raw, in any order
+    added: list[bytes] = []
+    for rel, entry in entries.items():
+        at = raw.find(_key_bytes(rel))  # the newline before the file's line
+        stop = raw.find(b"\n", at + 1)  # the newline after it
+        comma = b"," if at >= 0 and raw[stop - 1 : stop] == b"," else b""
+        if entry is None:
+            if at >= 0:
+                splices.append((at + 1, stop + 1, b""))  # the line and the newline after it
+                md_lines[rel] = None
+            continue
+        stored = entry.to_json()
+        stored["imports"] = _resolved(rel, stored["imports"], known)  # type: ignore[arg-type]
+        line = _entry_line(rel, stored)
+        md_lines[rel] = _md_line(rel, stored)
+        if at >= 0:
+            splices.append((at + 1, stop, line + comma))
+        else:
+            added.append(line)
+    try:
+        meta = json.loads(head[: -len(_FILES_OPEN)] + b"}") if head.endswith(_FILES_OPEN) else {}
+    except ValueError:
+        _update_whole(store, root, wanted)
+        return
+    meta["format"] = FORMAT
+    meta["updated_at"] = now_iso()
+    head = json.dumps(meta, ensure_ascii=False, sort_keys=True).encode("utf-8")[:-1] + _FILES_OPEN
+    pieces = [head, b"\n", *(line + b",\n" for line in added)]
+    done = cut + 1
+    for begin, finish, replacement in sorted(splices):
+        pieces += [raw[done:begin], replacement]
+        done = finish
+    pieces.append(raw[done:])
+    out = b"".join(pieces)
+    # a removed last line, or lines added to an empty map, leave one comma too many
+    tail = b",\n" + _FOOTER + b"\n"
+    if out.endswith(tail):
+        out = out[: -len(tail)] + b"\n" + _FOOTER + b"\n"
+    write_atomic(path, out, durable=False)
+    _patch_markdown(store, md_lines, lambda: json.loads(out))
+
+
+def _update_whole(store: Path, root: Path, rels: list[str]) -> None:
+    """:func:`update` the slow way: read the whole map, change it, write it whole."""
+    data = load(store)
+    for rel in rels:
+        entry = read_entry(root, rel)
+        if entry is None:
+            data["files"].pop(rel, None)
+        else:
+            data["files"][rel] = entry.to_json()
+            resolve_entry(data, rel)
+    save(store, data)
+
+
+def _resolved(rel: str, names: list[str], known: set[str]) -> list[str]:
+    resolved: list[str] = []
+    for name in names:
+        target = name if name in known else _resolve_import(rel, name, known)
+        if target and target != rel and target not in resolved:
+            resolved.append(target)
+    return resolved
+
+
+def _md_line(rel: str, entry: dict[str, Any]) -> str:
+    """Return the line ``anatomy.md`` shows for one file (see :func:`render_markdown`)."""
+    desc = f" — {entry['description']}" if entry.get("description") else ""
+    return f"- `{PurePosixPath(rel).name}` (~{entry.get('tokens', 0)} tok){desc}"
+
+
+def _md_heading(rel: str) -> str:
+    parent = str(PurePosixPath(rel).parent)
+    return f"## {'/' if parent == '.' else parent + '/'}"
+
+
+def _patch_markdown(
+    store: Path, changes: dict[str, str | None], whole: Callable[[], dict[str, Any]]
+) -> None:
+    """Rewrite the ``anatomy.md`` lines of changed files; render it whole when that is unsure.
+
+    ``changes`` maps a path to its new line (``None``: the file left the map). A line is
+    replaced in place, a new one is put in order in its folder's section when the folder has
+    exactly one section; anything else (a new folder, a folder left empty) renders it whole.
+    """
+    path = store / ANATOMY_MD
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        text = ""
+    for rel, line in changes.items():
+        patched = _patch_md_line(text, rel, line) if text else None
+        if patched is None:
+            write_text_atomic(path, render_markdown(whole()), durable=False)
+            return
+        text = patched
+    write_text_atomic(path, text, durable=False)
+
+
+def _patch_md_line(text: str, rel: str, line: str | None) -> str | None:
+    """Return ``anatomy.md`` with one file's line changed, or ``None`` when unsure."""
+    if "\n" in rel or "`" in rel:
+        return None
+    heading = "\n" + _md_heading(rel) + "\n"
+    at = text.find(heading)
+    if at < 0 or text.find(heading, at + 1) >= 0:
+        return None  # a new folder, or one whose files sit in two sections
+    start = at + len(heading)
+    end = start
+    while text.startswith("- ", end):
+        end = text.find("\n", end) + 1
+        if end == 0:
+            return None
+    section = text[start:end].split("\n")[:-1]
+    name = PurePosixPath(rel).name
+    prefix = f"- `{name}` (~"
+    found = next((n for n, item in enumerate(section) if item.startswith(prefix)), None)
+    if found is not None:
+        if line is None:
+            if len(section) == 1:
+                return None  # the folder's last file: its heading goes too
+            del section[found]
+        else:
+            section[found] = line
+    elif line is not None:
+        position = 0
+        while position < len(section) and section[position][3:].split("`", 1)[0] < name:
+            position += 1
+        section.insert(position, line)
+    return text[:start] + "".join(item + "\n" for item in section) + text[end:]
 
 
 def keep_unreadable(store: Path) -> Path | None:
@@ -514,10 +746,9 @@ def render_markdown(data: dict[str, Any]) -> str:
     folder = None
     for rel in sorted(data["files"]):
         entry = data["files"][rel]
-        parent = str(PurePosixPath(rel).parent)
-        if parent != folder:
-            folder = parent
-            lines += ["", f"## {'/' if parent == '.' else parent + '/'}"]
-        desc = f" — {entry['description']}" if entry.get("description") else ""
-        lines.append(f"- `{PurePosixPath(rel).name}` (~{entry.get('tokens', 0)} tok){desc}")
+        heading = _md_heading(rel)
+        if heading != folder:
+            folder = heading
+            lines += ["", heading]
+        lines.append(_md_line(rel, entry))
     return "\n".join(lines) + "\n"

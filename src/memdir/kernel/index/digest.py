@@ -7,7 +7,11 @@ All three read the index only (never Markdown, DESIGN §5) and return fenced tex
   many candidates await review, then the owner rules and preferences most relevant to this
   session, then other beliefs relevant to it. Relevance is recall against the session's
   context (the project folder's name, the git branch, the files touched recently), so what goes
-  in depends on the work at hand, not on age. Records tagged ``pinned`` always come first.
+  in depends on the work at hand, not on age. Records tagged ``pinned`` (``memdir pin``) always
+  come first, any kind, under their own budget (``[budgets] pinned_tokens``). A record scoped
+  to paths (tags ``path:GLOB``, from ``remember --paths``) is shown only when a file the session
+  touched matches one of its globs; :func:`scoped_for_file` finds those for one file (the
+  PostToolUse hook injects them when the agent reads or edits it).
 - **Prompt recall** (UserPromptSubmit): the records most relevant to the prompt, only those
   scoring at least ``[recall] prompt_min_score``, leaving out what this session already saw.
 - **Rules** (PostToolBatch, after compaction): the top rules again, short.
@@ -23,7 +27,8 @@ from pathlib import Path
 
 from memdir.kernel.base import validity
 from memdir.kernel.index.recall import recall
-from memdir.kernel.lang import fence
+from memdir.kernel.lang import fence, pathscope
+from memdir.kernel.lang.text import estimate_tokens
 
 TYPE_CHECKING = False  # the hook path never imports typing or dataclasses (start-up cost)
 if TYPE_CHECKING:
@@ -106,6 +111,64 @@ def _ordered_rules(
     return sorted(docs, key=key)
 
 
+def scoped_docs(index: IndexBackend, store: Path | None = None) -> list[dict[str, Any]]:
+    """Return the active records scoped to paths (kept in ``state/`` while records are unchanged).
+
+    Args:
+        index: The store's index, scanned only when the cached list is stale.
+        store: The store folder, for the cache (:mod:`memdir.kernel.lang.pathscope`), or None.
+    """
+    if store is not None:
+        kept = pathscope.cached(store)
+        if kept is not None:
+            return kept
+    docs = [d for d in index.list_docs(statuses=("active",)) if pathscope.path_globs(d)]
+    if store is not None:
+        pathscope.save(store, docs)
+    return docs
+
+
+def scoped_for_file(
+    index: IndexBackend,
+    rel: str | list[str],
+    *,
+    store: Path | None = None,
+    budget_tokens: int = 150,
+    exclude: Iterable[str] = (),
+) -> Injection:
+    """Return the path-scoped records whose globs match ``rel`` and were not yet shown.
+
+    Args:
+        index: The store's index.
+        rel: The file the agent read or edited, relative to the project (or several).
+        store: The store folder, for the cache of :func:`scoped_docs`.
+        budget_tokens: Hard cap on the fenced block.
+        exclude: Ids the agent's context already holds.
+
+    Returns:
+        The fenced block (empty when nothing applies) and the ids it carries.
+    """
+    skip = set(exclude)
+    files = [rel] if isinstance(rel, str) else list(rel)
+    docs = [
+        d for d in scoped_docs(index, store) if d["id"] not in skip and pathscope.matches(d, files)
+    ]
+    if not docs:
+        return Injection("", ())
+    docs.sort(key=lambda d: (ORIGIN_ORDER.get(d["origin"], 9), -int(d.get("importance", 5))))
+    text, kept = fence.render(
+        [_item(doc) for doc in docs],
+        title=f"Beliefs scoped to {', '.join(files[:3])}:",
+        budget_tokens=budget_tokens,
+    )
+    return Injection(text, tuple(item.id for item in kept))
+
+
+def _relevant_scoped(doc: dict[str, Any], touched: list[str]) -> bool:
+    """Whether a record is shown: unscoped, or scoped to a glob a touched file matches."""
+    return not pathscope.path_globs(doc) or pathscope.matches(doc, touched)
+
+
 def mirrored_ids(store: Path) -> frozenset[str]:
     """Return the ids the Claude Code auto-memory mirror carries (empty when it is off).
 
@@ -132,9 +195,15 @@ def session_digest(
     compacted: bool = False,
     exclude: Iterable[str] = (),
     mirrored: frozenset[str] = frozenset(),
+    pinned_tokens: int = 150,
+    touched: Iterable[str] | None = None,
     user_index: IndexBackend | None = None,
 ) -> Injection:
     """Return the SessionStart digest for a session in ``project`` (see the module docstring).
+
+    Pinned records come first under ``pinned_tokens`` of their own, on top of
+    ``budget_tokens``. A path-scoped record is shown only when a file in ``touched`` (default:
+    ``files``; after a compaction, every file the session read or wrote) matches its globs.
 
     ``exclude`` names records the agent's context already holds (a resumed session's earlier
     injections): they are left out, and when nothing else is left the digest is empty, since
@@ -158,12 +227,28 @@ def session_digest(
     ]
     if waiting:
         notes.append(f"{waiting} candidate belief(s) await review (`memdir review`).")
+    files = list(files)
+    near = list(files if touched is None else touched)
     query = context_query(project, git_branch(project), files)
-    rules = _ordered_rules(index, query)
+    rules = [d for d in _ordered_rules(index, query) if _relevant_scoped(d, near)]
     if user_index is not None:
         mine = _ordered_rules(user_index, query, scope="user")
-        rules += [doc for doc in mine if doc["origin"] == "owner"]
-    seen = {doc["id"] for doc in rules} | mirrored
+        rules += [doc for doc in mine if doc["origin"] == "owner" and _relevant_scoped(doc, near)]
+    pinned = [
+        d
+        for d in _served(index.list_docs(statuses=("active",), limit=500), "project")
+        if PINNED_TAG in (d.get("tags") or ()) and d["id"] not in mirrored
+    ]
+    pinned.sort(key=lambda d: (ORIGIN_ORDER.get(d["origin"], 9), -int(d.get("importance", 5))))
+    pinned_items, pinned_cost = [], 0
+    for doc in pinned:
+        if doc["id"] in skip or not _relevant_scoped(doc, near):
+            continue
+        cost = estimate_tokens(_item(doc).render()) + 1
+        if pinned_cost + cost <= pinned_tokens:
+            pinned_items.append(_item(doc))
+            pinned_cost += cost
+    seen = {doc["id"] for doc in rules} | {doc["id"] for doc in pinned} | mirrored
     if mirrored:
         rules = [doc for doc in rules if doc["id"] not in mirrored]
         notes.append(
@@ -173,18 +258,23 @@ def session_digest(
     others = [
         doc
         for doc in _served((h.doc for h in recall(index, query, limit=10).hits), "project")
-        if doc["id"] not in seen
+        if doc["id"] not in seen and _relevant_scoped(doc, near)
     ]
     title = (
         "Context was compacted; the rules and preferences still apply:"
         if compacted
         else "Rules and preferences first, then beliefs relevant to this session:"
     )
+    rules = [d for d in rules if d["id"] not in {i.id for i in pinned_items}]
+    budget = budget_tokens
+    if pinned_items:  # their own budget, whatever the frame and notes take of the main one
+        frame, _ = fence.render([], title=title, notes=notes)
+        budget = max(budget_tokens, estimate_tokens(frame) + 1) + pinned_cost
     text, kept = fence.render(
-        [_item(doc) for doc in [*rules, *others] if doc["id"] not in skip],
+        [*pinned_items, *(_item(doc) for doc in [*rules, *others] if doc["id"] not in skip)],
         title=title,
         notes=notes,
-        budget_tokens=budget_tokens,
+        budget_tokens=budget,
     )
     if skip and not kept:
         return Injection("", ())
@@ -238,7 +328,11 @@ def top_rules(
     index: IndexBackend, *, project: Path, budget_tokens: int = 150, limit: int = 5
 ) -> Injection:
     """Return the top owner rules again (re-surfacing after tool batches and compaction)."""
-    rules = [d for d in _ordered_rules(index, project.name) if d["kind"] == "rule"][:limit]
+    rules = [
+        d
+        for d in _ordered_rules(index, project.name)
+        if d["kind"] == "rule" and not pathscope.path_globs(d)  # those come with their files
+    ][:limit]
     if not rules:
         return Injection("", ())
     text, kept = fence.render(

@@ -588,7 +588,18 @@ def commit(store: Path, paths: list[str], message: str, *, trailers: Trailers = 
 
 def _commit_tree(store: Path, tree: str, parent: str, message: str) -> str:
     """Write a commit object; fall back to memdir's identity when git knows none."""
-    args = ["commit-tree", tree, *(["-p", parent] if parent else [])]
+    return commit_tree(store, tree, [parent] if parent else [], message)
+
+
+def commit_tree(store: Path, tree: str, parents: list[str], message: str) -> str:
+    """Write a commit object of ``tree`` with ``parents`` (a merge: two); return its hash.
+
+    Falls back to memdir's identity when git knows none. Nothing but the object is written.
+
+    Raises:
+        GitError: git refused.
+    """
+    args = ["commit-tree", tree, *(arg for parent in parents for arg in ("-p", parent))]
     data = message.encode("utf-8") + b"\n"
     done = run_git(store, *args, input_bytes=data, check=False)
     if done.returncode != 0:
@@ -808,6 +819,26 @@ def _merge_file(
     store: Path, ours: bytes | None, base: bytes | None, theirs: bytes | None
 ) -> bytes | None:
     """Three-way merge of one file's contents; ``None`` when they conflict."""
+    return merge_file(store, ours, base, theirs)
+
+
+def merge_file(
+    store: Path, ours: bytes | None, base: bytes | None, theirs: bytes | None
+) -> bytes | None:
+    """Three-way merge of one file's contents (``git merge-file``); ``None`` when they conflict.
+
+    Args:
+        store: The store (temporary files go to its ``state/``).
+        ours: One side's bytes (``None``: no file).
+        base: Their common ancestor's bytes (``None``: none).
+        theirs: The other side's bytes.
+
+    Returns:
+        The merged bytes, or ``None`` when the same lines changed differently on both sides.
+
+    Raises:
+        GitError: git is missing.
+    """
     folder = store / STATE_DIRNAME
     folder.mkdir(exist_ok=True)
     names = []

@@ -1,6 +1,8 @@
 """The journal: append-only conversation turns, and their incremental indexing.
 
-A turn is one line of ``journal/YYYY-MM-DD.jsonl`` (the UTC day of its time, DESIGN §2)::
+A turn is one line of ``journal/YYYY-MM-DD.jsonl`` (the UTC day of its time, DESIGN §2), or of
+``journal/YYYY-MM-DD.<machine>.jsonl`` once the store is shared (:func:`log_name`: each machine
+appends only to its own files, so two machines' journals never conflict in a merge)::
 
     {"at": "2026-11-30T09:14:03.120Z", "who": "user", "text": "…", "session": "s1"}
 
@@ -33,7 +35,35 @@ if TYPE_CHECKING:
     from memdir.kernel.index.interface import IndexBackend as Index
 
 JOURNAL_DIR = "journal"
-_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}\.jsonl$")
+_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}(?:\.[a-z0-9][a-z0-9-]{0,39})?\.jsonl$")
+MACHINE_FILE = "machine"
+"""``state/machine``: this machine's name in a shared store's log file names (machine-local)."""
+MACHINE = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
+
+
+def machine_id(store: Path) -> str | None:
+    """Return this machine's name for ``store``'s log files, or ``None`` (a store never shared).
+
+    Read from ``state/machine`` (written when the store is first shared, see
+    :mod:`memdir.store.teamsync`); anything unreadable or malformed counts as none.
+    """
+    try:
+        text = (store / "state" / MACHINE_FILE).read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text if MACHINE.match(text) else None
+
+
+def log_name(store: Path, day: str) -> str:
+    """Return the file name a journal or action-log line of ``day`` (``YYYY-MM-DD``) goes to.
+
+    ``<day>.jsonl`` in a store never shared; ``<day>.<machine>.jsonl`` once it is, so every
+    machine appends only to files no other machine writes. Readers read both forms.
+    """
+    machine = machine_id(store)
+    return f"{day}.{machine}.jsonl" if machine else f"{day}.jsonl"
+
+
 MAX_TURN_CHARS = 64 * 1024
 """Longest turn text kept; longer text is cut (a turn is evidence, not an archive)."""
 
@@ -99,7 +129,7 @@ def append_turn(
         row.update(
             {k: redact(v) if isinstance(v, str) else v for k, v in extra.items() if k not in row}
         )
-    name = f"{stamp[:10]}.jsonl"
+    name = log_name(store, stamp[:10])
     offset, length = jsonl.append_line(store / JOURNAL_DIR / name, row)
     return TurnRef(f"{JOURNAL_DIR}/{name}", offset, length, stamp, clean)
 

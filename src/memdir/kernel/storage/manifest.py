@@ -39,6 +39,7 @@ prompt_min_score = 2.0  # per-prompt recall injects only records scoring at leas
 digest_tokens = 400   # session digest, estimated as ceil(UTF-8 bytes / 4)
 prompt_tokens = 300   # per-prompt recall
 rules_tokens = 150    # rules re-surfaced after tool batches and compaction
+pinned_tokens = 150   # pinned records (`memdir pin`), always in the digest, on top of digest_tokens
 
 [hooks]
 duplicate_read = "deny"   # full re-read of an unchanged file: "deny", "warn" or "off"
@@ -65,6 +66,7 @@ SETTINGS: dict[str, object] = {
     "digest_tokens": 400,
     "prompt_tokens": 300,
     "rules_tokens": 150,
+    "pinned_tokens": 150,
     "prompt_min_score": 2.0,
     "duplicate_read": "deny",
     "resurface_every": 25,
@@ -89,6 +91,7 @@ class Manifest:
     digest_tokens: int
     prompt_tokens: int
     rules_tokens: int
+    pinned_tokens: int
     prompt_min_score: float
     duplicate_read: str
     resurface_every: int
@@ -216,6 +219,7 @@ def parse(store: Path) -> Manifest:
         digest_tokens=_get(budgets, "digest_tokens", int, 400, where + " [budgets]"),
         prompt_tokens=_get(budgets, "prompt_tokens", int, 300, where + " [budgets]"),
         rules_tokens=_get(budgets, "rules_tokens", int, 150, where + " [budgets]"),
+        pinned_tokens=_get(budgets, "pinned_tokens", int, 150, where + " [budgets]"),
         prompt_min_score=float(
             _get(recall, "prompt_min_score", (int, float), 2.0, where + " [recall]")
         ),

@@ -18,7 +18,9 @@ def test_every_host_maps_only_known_events_and_installable_hosts_say_where_to_wr
         if entry["installable"]:
             for scope in ("personal", "shared"):
                 files = entry[scope]
-                assert files["hooks"] and files["mcp"] and files["instructions"], (name, scope)
+                assert files["hooks"] and files["instructions"], (name, scope)
+                # only Cline keeps its MCP settings where memdir does not write (the editor's)
+                assert files.get("mcp") or name == "cline", (name, scope)
                 assert files["command"] in ("absolute", "path")
             # a team file never carries one machine's interpreter
             assert entry["shared"]["command"] == "path"

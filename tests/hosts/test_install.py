@@ -88,7 +88,7 @@ def test_personal_claude_install_writes_only_files_nobody_commits(odd_project: P
     assert out["scope"] == "personal"
     local = json.loads((odd_project / ".claude" / "settings.local.json").read_text())
     assert set(local["hooks"]) >= {"SessionStart", "UserPromptSubmit", "PreToolUse", "Stop"}
-    assert local["hooks"]["PreToolUse"][0]["matcher"] == "Read"
+    assert local["hooks"]["PreToolUse"][0]["matcher"] == "^(Read|Bash)$"
     for command in _commands(local):  # this machine's interpreter: fine in a personal file
         assert command.startswith(installer.hook_command("X", "claude-code").removesuffix(" X"))
         done = subprocess.run(
@@ -491,7 +491,7 @@ def test_hosts_lists_every_host_and_what_it_lacks() -> None:
     assert rows["claude-code"]["installable"]
     assert rows["claude-code"]["personal"]["hooks"] == ".claude/settings.local.json"
     assert rows["codex"]["events"]["SessionEnd"] is None
-    assert not rows["cursor"]["installable"]
+    assert rows["cursor"]["installable"]
 
 
 def test_hosts_names_each_file_once_and_labels_project_files(
@@ -512,13 +512,13 @@ def test_a_refused_install_creates_nothing(project: Path, monkeypatch: pytest.Mo
     monkeypatch.chdir(project)
     exclude = (project / ".git" / "info" / "exclude").read_bytes()
     before = sorted(p.name for p in project.iterdir())
-    refused = run_cli("install", "--host", "cursor")
+    refused = run_cli("install", "--host", "opencode")
     assert refused.exit_code == 2
-    assert "cannot install Cursor: memdir has no Cursor adapter yet" in refused.stderr
+    assert "cannot install OpenCode: memdir has no OpenCode adapter yet" in refused.stderr
     assert sorted(p.name for p in project.iterdir()) == before
-    unwired = run_cli("uninstall", "--host", "cursor")
+    unwired = run_cli("uninstall", "--host", "opencode")
     assert unwired.exit_code == 2
-    assert "cannot uninstall Cursor: memdir has no Cursor adapter" in unwired.stderr
+    assert "cannot uninstall OpenCode: memdir has no OpenCode adapter" in unwired.stderr
     assert "install into" not in unwired.stderr
     assert (project / ".git" / "info" / "exclude").read_bytes() == exclude
     missing = run_cli("install", "--host", "claude-code", "--dir", str(project / "no" / "such"))

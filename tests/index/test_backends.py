@@ -147,3 +147,40 @@ def test_reindex_rebuilds_the_configured_backend_from_the_records(
     report = service.reindex(store)
     assert (report.indexed, report.turns) == (len(ids), 1)
     assert _ids(service.recall(store, "ruff", include_user=False)) == [ids[2]]
+
+
+@pytest.mark.slow
+def test_purge_erases_the_text_from_the_backend_and_the_local_index(
+    store: Path, backend: str
+) -> None:
+    _use(store, backend)
+    keeper = service.remember(store, "the deploy script is deploy.sh").record
+    secret = service.remember(store, "Zebrafish quantum marmalade sentinel").record
+    assert _ids(service.recall(store, "zebrafish", include_user=False)) == [secret.id]
+    local = scan.open_handle(store, backend="sqlite")  # what a hook's scan leaves locally
+    local.index.close()
+    assert b"zebrafish" in (store / "index.sqlite").read_bytes().lower() + (
+        (store / "index.sqlite-wal").read_bytes().lower()
+        if (store / "index.sqlite-wal").exists()
+        else b""
+    )
+    service.purge(store, secret.id, yes=True)
+    assert _ids(service.recall(store, "zebrafish", include_user=False)) == []
+    assert _ids(service.recall(store, "deploy script", include_user=False)) == [keeper.id]
+    for name in ("index.sqlite", "index.sqlite-wal"):
+        if (store / name).exists():
+            assert b"zebrafish" not in (store / name).read_bytes().lower()
+    if backend != "sqlite":
+        import psycopg
+
+        from memdir.pgindex import split_dsn
+
+        dsn, schema = split_dsn(backend)
+        with psycopg.connect(dsn) as conn:
+            for table, column in (("records", "doc"), ("record_df", "term"), ("files", "path")):
+                row = conn.execute(
+                    f"SELECT count(*) FROM {schema}.{table} WHERE {column} ILIKE %s"
+                    f" OR {column} ILIKE %s",
+                    ("%zebrafish%", f"%{secret.id}%"),
+                ).fetchone()
+                assert row == (0,), table

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from memdir.hooks.context import Context
-from memdir.hooks.payload import HookResult, normalise, render
+from memdir.hooks.payload import HookResult, exit_refusal, normalise, render
 from memdir.kernel.hostio import hookio
 from memdir.kernel.hostio.hosttable import host_entry
 from memdir.kernel.storage import paths
@@ -294,7 +294,11 @@ Usage: memdir hook EVENT [--host HOST] [--preview [--json] [--prompt TEXT]]
 
 
 def run(argv: list[str]) -> int:
-    """Handle one hook invocation; return the process exit status, which is always 0."""
+    """Handle one hook invocation; return the process exit status.
+
+    Always 0, except 2 with the reason on stderr when memdir refuses a tool call of a host that
+    blocks only by exit code (Windsurf's pre-hooks).
+    """
     if "--help" in argv or "-h" in argv:
         sys.stdout.write(USAGE)
         return 0
@@ -343,6 +347,11 @@ def run(argv: list[str]) -> int:
         if response is not None:
             with stop.output:
                 hookio.write_response(1, response)
+        refusal = exit_refusal(host, result)
+        if refusal:  # a host that blocks only by exit code (Windsurf)
+            with stop.output:
+                os.write(2, (refusal + "\n").encode("utf-8", "replace"))
+            return 2
     except Exception:  # noqa: BLE001 - the fail-open boundary: a hook never breaks its host
         import traceback
 

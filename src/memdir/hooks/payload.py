@@ -11,6 +11,8 @@ Imports: standard library and the kernel only.
 
 from __future__ import annotations
 
+import re
+
 from memdir.kernel.hostio.hookio import dict_field, text_field
 from memdir.kernel.hostio.hosttable import CANONICAL_EVENTS, HOSTS, payload_field
 
@@ -24,10 +26,7 @@ def _event_aliases() -> dict[str, dict[str, str]]:
     for host, entry in HOSTS.items():
         events = entry.get("events", {})
         aliases[host] = {own: name for name, own in events.items() if own != name}
-    # Cursor's shell events carry a command, not a tool call; they map onto the tool events.
-    aliases["cursor"].update(
-        {"beforeShellExecution": "PreToolUse", "afterShellExecution": "PostToolUse"}
-    )
+        aliases[host].update(entry.get("also", {}))  # more host events onto one canonical
     return aliases
 
 
@@ -86,7 +85,13 @@ class HookEvent:
     def file_path(self) -> str:
         """Return the file a file tool acted on (``file_path``, ``path``, ``filePath``)."""
         return text_field(
-            self.tool_input, "file_path", "path", "filePath", "absolute_path", "notebook_path"
+            self.tool_input,
+            "file_path",
+            "path",
+            "filePath",
+            "absolute_path",
+            "notebook_path",
+            "target_file",
         )
 
 
@@ -106,8 +111,110 @@ def _tool(host: str, raw: str) -> str:
     return TOOLS_BY_HOST.get(host, {}).get(raw) or TOOL_ALIASES.get(raw, raw)
 
 
+def _json_object(value: Any) -> dict[str, Any]:
+    """A tool's arguments as an object: Copilot CLI sends them as an object or a JSON string."""
+    if isinstance(value, dict):
+        return value
+    if isinstance(value, str) and value.lstrip().startswith("{"):
+        import json
+
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return {}
+        return parsed if isinstance(parsed, dict) else {}
+    return {}
+
+
+_WINDSURF_TOOLS = {
+    "pre_read_code": "Read",
+    "post_read_code": "Read",
+    "pre_write_code": "Edit",
+    "post_write_code": "Edit",
+    "pre_run_command": "Bash",
+    "post_run_command": "Bash",
+}
+
+
+def _flatten(host: str, event_arg: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """Return a host's payload in Claude Code's field names (hosts that nest or rename them).
+
+    Copilot CLI: ``toolArgs`` (object or JSON string), ``toolResult.resultType``. Cursor:
+    ``tool_output``, a JSON string. Cline: the
+    event's fields under its own key (``preToolUse.{toolName, parameters}``), ``taskId``,
+    ``workspaceRoots``. Windsurf: ``agent_action_name``, ``trajectory_id`` and ``tool_info``.
+    """
+    if host == "copilot":
+        flat = dict(payload)
+        if payload.get("source") == "new":  # Copilot CLI's fresh session
+            flat["source"] = "startup"
+        if isinstance(payload.get("transcriptPath"), str):
+            flat["transcript_path"] = payload["transcriptPath"]
+        args = payload.get("toolArgs", payload.get("tool_input"))
+        if args is not None:
+            flat["tool_input"] = _json_object(args)
+        result = payload.get("toolResult", payload.get("tool_result"))
+        if isinstance(result, dict):
+            kind = result.get("resultType", result.get("result_type"))
+            text = result.get("textResultForLlm", result.get("text_result_for_llm"))
+            response: dict[str, Any] = {"success": kind in (None, "success"), "output": text}
+            # a shell call's result ends "<shellId: N completed with exit code C>"
+            found = re.search(r"completed with exit code (-?\d+)>\s*$", str(text or ""))
+            if found:
+                response["exit_code"] = int(found.group(1))
+            flat["tool_response"] = response
+        return flat
+    if host == "cursor" and "tool_output" in payload:
+        flat = dict(payload)  # a JSON string of the tool's result (``{"exitCode": 0, …}``)
+        output = payload.get("tool_output")
+        flat["tool_response"] = _json_object(output) or {"output": output}
+        return flat
+    if host == "cline":
+        name = text_field(payload, "hookName") or event_arg
+        inner = dict_field(payload, name[:1].lower() + name[1:])
+        meta = dict_field(inner, "taskMetadata")
+        flat = {
+            "hook_event_name": name,
+            "session_id": text_field(payload, "taskId") or text_field(meta, "taskId"),
+            "workspace_roots": payload.get("workspaceRoots"),
+            "prompt": text_field(inner, "prompt"),
+            "tool_name": text_field(inner, "toolName"),
+            "tool_input": _json_object(inner.get("parameters")),
+            "source": "resume" if name == "TaskResume" else "",
+        }
+        if name == "PostToolUse":
+            success = inner.get("success")
+            flat["tool_response"] = {"success": success is not False, "output": inner.get("result")}
+        return flat
+    if host == "windsurf":
+        action = text_field(payload, "agent_action_name") or event_arg
+        info = dict_field(payload, "tool_info")
+        flat = {
+            "hook_event_name": action,
+            "session_id": text_field(payload, "trajectory_id"),
+            "cwd": text_field(info, "cwd") or text_field(payload, "cwd"),
+            "prompt": text_field(info, "user_prompt"),
+            "last_assistant_message": text_field(info, "response"),
+            "tool_name": _WINDSURF_TOOLS.get(action, ""),
+            "tool_input": {
+                k: v for k, v in (("file_path", info.get("file_path")),) if isinstance(v, str)
+            },
+            "tool_response": {"success": True},
+        }
+        if flat["tool_name"] == "Bash":
+            flat["tool_input"] = {"command": text_field(info, "command_line")}
+        if action in ("pre_mcp_tool_use", "post_mcp_tool_use"):
+            server = text_field(info, "mcp_server_name")
+            flat["tool_name"] = f"{server}_{text_field(info, 'mcp_tool_name')}"
+            flat["tool_input"] = _json_object(info.get("mcp_tool_arguments"))
+            flat["tool_response"] = info.get("mcp_result") or {"success": True}
+        return flat
+    return payload
+
+
 def normalise(host: str, event_arg: str, payload: dict[str, Any]) -> HookEvent:
     """Return the canonical event for a host's payload (``event_arg`` is ``memdir hook EVENT``)."""
+    payload = _flatten(host, event_arg, payload)
     aliases = EVENT_ALIASES.get(host, {})
     named = text_field(payload, "hook_event_name", "hookEventName")
 
@@ -135,12 +242,6 @@ def normalise(host: str, event_arg: str, payload: dict[str, Any]) -> HookEvent:
             cwd = roots[0]
     tool_input = dict_field(payload, "tool_input") or dict_field(payload, "toolArgs")
     raw_tool = text_field(payload, *payload_field(host, "tool"), "tool_name", "toolName")
-    host_event = named or event_arg
-    if host == "cursor" and host_event in ("beforeReadFile", "afterFileEdit"):
-        raw_tool = "Read" if host_event == "beforeReadFile" else "Edit"
-        tool_input = {"file_path": text_field(payload, "file_path")}
-    if host == "cursor" and host_event in ("beforeShellExecution", "afterShellExecution"):
-        raw_tool, tool_input = "Bash", {"command": text_field(payload, "command")}
     return HookEvent(
         name=name,
         host=host,
@@ -151,7 +252,7 @@ def normalise(host: str, event_arg: str, payload: dict[str, Any]) -> HookEvent:
         tool=_tool(host, raw_tool),
         tool_input=tool_input,
         tool_response=payload.get("tool_response", payload.get("toolResult")),
-        error=text_field(payload, "error"),
+        error=text_field(payload, "error", "error_message"),
         last_message=text_field(
             payload,
             *payload_field(host, "last_message"),
@@ -167,23 +268,57 @@ def normalise(host: str, event_arg: str, payload: dict[str, Any]) -> HookEvent:
 class HookResult:
     """What a handler wants the host to do: add context, or refuse a tool call."""
 
-    def __init__(self, context: str = "", deny_reason: str = "") -> None:
+    def __init__(
+        self, context: str = "", deny_reason: str = "", updated_output: Any = None
+    ) -> None:
         self.context = context  # fenced text for the agent
         self.deny_reason = deny_reason  # PreToolUse: refuse the call, telling the agent why
+        # PostToolUse: the tool output the model sees instead (the shell governor; only hosts
+        # that can replace output get one: memdir.hooks.governor.REPLACES_OUTPUT)
+        self.updated_output = updated_output
 
 
-def render(host: str, event: HookEvent, result: HookResult) -> dict[str, Any] | None:
+def exit_refusal(host: str, result: HookResult | None) -> str:
+    """Return the reason to print on stderr with exit code 2, for a host that blocks that way.
+
+    Windsurf's pre-hooks block an action only by exiting 2 (stderr is shown); every other host
+    reads a JSON answer and gets "" here.
+    """
+    if result is None or not result.deny_reason:
+        return ""
+    return result.deny_reason if HOSTS.get(host, {}).get("output") == "exit2" else ""
+
+
+def render(  # noqa: C901 - one branch per host output shape, from the host table
+    host: str, event: HookEvent, result: HookResult
+) -> dict[str, Any] | None:
     """Return the one JSON object the host expects for ``result``, or ``None`` for silence."""
-    if not result.context and not result.deny_reason:
+    if not result.context and not result.deny_reason and result.updated_output is None:
         return None
     host_event = text_field(event.raw, "hook_event_name", "hookEventName") or event.name
-    if host == "cursor":
+    shape = HOSTS.get(host, {}).get("output", "claude")
+    if shape == "flat":  # Copilot CLI reads its answers at the top level
         if result.deny_reason:
-            return {"permission": "deny", "agent_message": result.deny_reason}
-        return {"additional_context": result.context} if event.name == "SessionStart" else None
+            return {"permissionDecision": "deny", "permissionDecisionReason": result.deny_reason}
+        return {"additionalContext": result.context}
+    if shape == "cursor":  # only sessionStart and postToolUse(Failure) take context
+        if result.deny_reason:
+            reason = result.deny_reason
+            return {"permission": "deny", "agent_message": reason, "user_message": reason}
+        if event.name in ("SessionStart", "PostToolUse", "PostToolUseFailure"):
+            return {"additional_context": result.context}
+        return None
+    if shape == "cline":
+        if result.deny_reason:
+            return {"cancel": True, "errorMessage": result.deny_reason}
+        return {"cancel": False, "contextModification": result.context}
+    if shape == "exit2":  # Windsurf: no answer on stdout; a refusal is exit code 2
+        return None
     if host == "gemini":
         if result.deny_reason:
             return {"decision": "deny", "reason": result.deny_reason}
+        if not result.context:
+            return None
         return {
             "hookSpecificOutput": {"hookEventName": host_event, "additionalContext": result.context}
         }
@@ -195,6 +330,11 @@ def render(host: str, event: HookEvent, result: HookResult) -> dict[str, Any] | 
                 "permissionDecisionReason": result.deny_reason,
             }
         }
-    return {
-        "hookSpecificOutput": {"hookEventName": event.name, "additionalContext": result.context}
-    }
+    specific: dict[str, Any] = {"hookEventName": event.name}
+    if result.context:
+        specific["additionalContext"] = result.context
+    if result.updated_output is not None and host == "claude-code":
+        specific["updatedToolOutput"] = result.updated_output
+    if len(specific) == 1:
+        return None
+    return {"hookSpecificOutput": specific}

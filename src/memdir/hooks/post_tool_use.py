@@ -65,17 +65,18 @@ PATCH_OPS = {"add": "Write", "update": "Edit", "move": "Edit", "delete": "Delete
 
 
 _SHELL_TRAILER = re.compile(r"^(?:Error|Exit Code|Signal|Background PIDs|Process Group PGID): ")
-_SHELL_FAILED = re.compile(r"^(?:Exit Code: (?!0$)|Signal: )")
+_SHELL_FAILED = re.compile(r"^(?:Exit Code: (?!0$|\(none\)$)|Signal: (?!\(none\)$))")
 
 
 def _shell_failed(text: str) -> bool:
-    """Whether Gemini CLI's shell result text reports a failure.
+    """Whether Gemini CLI's (or Qwen Code's) shell result text reports a failure.
 
     Gemini CLI (0.61.0) answers ``run_shell_command`` with ``llmContent`` holding ``Output: …``
     and then trailer lines (``Error:``, ``Exit Code: N`` only when N is not 0, ``Signal:``,
     ``Background PIDs:``, ``Process Group PGID:``), wrapped in ``<untrusted_context>``; no
     field says the command failed. Only the trailer after the output is read: a non-zero exit
-    code or a signal is a failure.
+    code or a signal is a failure. Qwen Code (0.24.4) prints every trailer line, with ``(none)``
+    for an empty one (``Exit Code: 0``, ``Signal: (none)``).
     """
     lines = text.rstrip().removesuffix("</untrusted_context>").rstrip().splitlines()
     for line in reversed(lines):
@@ -220,9 +221,63 @@ def _shell_reads(event: HookEvent, context: Context) -> tuple[list[str], bool]:
     return list(dict.fromkeys(rels)), full
 
 
-def handle(event: HookEvent, context: Context) -> HookResult | None:
-    """Record one tool event (or failed tool call); never answers the host."""
+def _govern(event: HookEvent, context: Context, ok: bool) -> tuple[int, int, Any]:
+    """Shape a successful noisy command's output where the host can replace it.
+
+    Returns ``(tokens produced, tokens shown, the replacement or None)``; tokens are
+    ceil(UTF-8 bytes / 4). See :mod:`memdir.hooks.governor`.
+    """
+    from memdir.hooks import governor
+
+    text = governor.output_text(event.tool_response if ok else event.error)
+    produced = -(-len(text.encode("utf-8")) // 4)
+    settings = context.settings
+    command = event.tool_input.get("command")
+    if (
+        not ok  # a failed command's output is never shaped: the agent sees all of it
+        or settings.governor != "shape"
+        or event.host not in governor.REPLACES_OUTPUT
+        or not isinstance(event.tool_response, dict)
+        or not isinstance(command, str)
+        or governor.skipped(command, settings.governor_skip)
+        or not (kind := governor.classify(command, context.project))
+        # a test run, build or install reporting a failure in its text stays whole (git log and
+        # find print names and messages, where "error" is not a failure)
+        or (kind in governor.REPORTS_FAILURES and governor.failed_text(text))
+    ):
+        return produced, produced, None
+    response = dict(event.tool_response)
+    shown = produced
+    saved = ""
+    for key in ("stdout", "stderr"):
+        value = response.get(key)
+        if not isinstance(value, str):
+            continue
+        if -(-len(value.encode("utf-8")) // 4) <= settings.governor_min_tokens:
+            continue
+        saved = saved or governor.save_output(context.store, text)
+        short = governor.shape(
+            value,
+            min_tokens=settings.governor_min_tokens,
+            head=settings.governor_head,
+            tail=settings.governor_tail,
+            saved=saved,
+        )
+        if short is not None:
+            shown -= -(-len(value.encode("utf-8")) // 4) - -(-len(short.encode("utf-8")) // 4)
+            response[key] = short
+    return (produced, shown, response) if shown < produced else (produced, produced, None)
+
+
+def handle(  # noqa: C901 - one branch per tool kind (read, write, shell, patch); to be split
+    event: HookEvent, context: Context
+) -> HookResult | None:
+    """Record one tool event (or failed tool call); answer only to shape or inject."""
     ok = _succeeded(event)
+    produced = shown = 0
+    replacement = None
+    if event.tool == "Bash" and not event.subagent:
+        produced, shown, replacement = _govern(event, context, ok)
     changed: list[str] = []
     reads: list[str] = []
     full_reads = False
@@ -245,6 +300,10 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         rel = context.relative(event.file_path) if event.tool in FILE_TOOLS else None
         reads, full_reads = _shell_reads(event, context)
         single = action_row(event, rel)
+        if single is not None and event.tool == "Bash":
+            single["out_tokens"] = produced
+            if shown != produced:
+                single["shown_tokens"] = shown
         if single is not None:
             if reads:
                 single["reads"] = [redact(r) for r in reads]
@@ -259,6 +318,13 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
     )
     changed = list(dict.fromkeys(changed)) if ok else []
     change: dict[str, Any] = {"e": "tool", "belief": belief and ok}
+    if event.tool == "Bash" and command.strip() and not event.subagent:
+        if tools.is_bug_command(command):
+            change["bug"] = ok
+        elif "memdir" not in command:  # a failing command that later passes is a fix
+            change.update(cmd=truncate(redact(" ".join(command.split())), COMMAND_CHARS), ok=ok)
+    elif memdir_mcp_tool(event.tool) == "bug_log" and ok:
+        change["bug"] = True
     if ok and not event.subagent and reads:
         seen = [r for r in (_read(context, rel, full_reads) for rel in reads) if r is not None]
         if seen:
@@ -272,10 +338,22 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
     context.kept()
     if changed:
         _update_anatomy(context, changed)
+    if produced:
+        ledger = {"shell_tokens": produced, "shell_shown_tokens": shown}
+        session.record(context.store, event.session, {"e": "ledger", "add": ledger})
     touched = list(dict.fromkeys([*changed, *reads]))
-    if ok and touched and not event.subagent:
-        return _scoped(event, context, touched)
-    return None
+    scoped = _scoped(event, context, touched) if ok and touched and not event.subagent else None
+    if replacement is not None:
+        return HookResult(context=scoped.context if scoped else "", updated_output=replacement)
+    if event.tool == "Bash" and not event.subagent and context.settings.governor != "off":
+        from memdir.hooks import governor
+        from memdir.hooks.pre_tool_use import governor_note
+
+        note = governor_note(event, context) if event.host in governor.NOTE_AFTER else None
+        if note is not None:
+            before = scoped.context if scoped is not None else ""
+            return HookResult(context="\n".join(t for t in (before, note.context) if t))
+    return scoped
 
 
 def _scoped(event: HookEvent, context: Context, touched: list[str]) -> HookResult | None:

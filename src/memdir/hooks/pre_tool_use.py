@@ -9,6 +9,10 @@ too and is gated the same way; ranged shell reads never are (the rule is in
 :mod:`memdir.hooks.tools`). ``[hooks] duplicate_read`` is ``deny`` (default), ``warn``
 (allow, with a note) or ``off``.
 
+A shell command that is not a gated read may get the output governor's note instead
+(:mod:`memdir.hooks.governor`): a bounded form for an unbounded noisy command, once per kind of
+command in a session.
+
 The refusal travels on the host's JSON channel with exit 0, never as an exit code a host might
 ignore (case B35).
 
@@ -74,9 +78,56 @@ def refusal(rel: str, tokens: int, how: str) -> str:
 
 
 def handle(event: HookEvent, context: Context) -> HookResult | None:
-    """Refuse (or warn about) a duplicate full read; otherwise stay silent."""
+    """Refuse (or warn about) a duplicate full read; note an unbounded noisy command."""
     if event.tool not in ("Read", "Bash") or event.subagent:
         return None
+    gated = _gate(event, context)
+    if gated is None and event.tool == "Bash" and context.settings.governor != "off":
+        return governor_note(event, context)
+    return gated
+
+
+NOTED = "governor-noted"
+"""``state/`` folder: per session, the kinds of noisy command already noted (once each)."""
+
+
+def governor_note(event: HookEvent, context: Context) -> HookResult | None:
+    """The shell governor's note on an unbounded noisy command, once per kind a session.
+
+    Given before the command where the host's PreToolUse can add context (Claude Code, Codex),
+    after it where only the tool's result can carry it (Gemini CLI's AfterTool).
+    """
+    from memdir.hooks import governor
+
+    command = event.tool_input.get("command")
+    if not isinstance(command, str) or not command.strip():
+        return None
+    settings = context.settings
+    if governor.skipped(command, settings.governor_skip):
+        return None
+    base = text_field(event.tool_input, "workdir") or event.cwd
+    kind = governor.classify(command, Path(base) if base else context.project)
+    if not kind or governor.bounded(command, kind):
+        return None
+    folder = context.store / "state" / NOTED
+    marker = folder / session.session_key(event.session)
+    try:
+        noted = marker.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        noted = []
+    if kind in noted:
+        return None
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with marker.open("a", encoding="utf-8") as fh:
+            fh.write(kind + "\n")
+    except OSError:
+        pass
+    return HookResult(context=governor.suggestion(command, kind))
+
+
+def _gate(event: HookEvent, context: Context) -> HookResult | None:
+    """The duplicate-read gate (see the module docstring)."""
     mode = context.settings.duplicate_read
     if mode == "off":
         return None

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from memdir.hooks.context import Context
 from memdir.hooks.payload import HookEvent, HookResult
+from memdir.hooks.tools import has_error_text
 from memdir.kernel.base.caller import Caller
 from memdir.kernel.base.errors import MemdirError
 from memdir.kernel.base.explicit import find_requests
@@ -95,6 +96,8 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
     reminders = list(state["reminders"])
     seen = [*state["injected"], *stored]
     change = {"e": "prompt", "beliefs": len(stored), "delivered": len(reminders)}
+    if has_error_text(event.prompt):
+        change["error"] = True  # an edit after it is a fix (the bug nudge)
     session.record(context.store, event.session, change)
     settings = context.settings
     injection = digest.prompt_recall(

@@ -68,6 +68,19 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         _spawn_reindex(context)
         return None
     settings = context.settings
+    warnings: list[str] = []
+    if source == "startup":  # once per session: a resumed or compacted one was told already
+        from memdir.kernel.storage import manifest
+
+        warnings = [
+            f"Write budget: {w['message']}; {w['fix']}."
+            for w in manifest.budget_warnings(
+                settings,
+                index.count_by("kind", status="active"),
+                index.count_by("status").get("candidate", 0),
+                manifest.map_files(context.store),
+            )
+        ]
     injection = digest.session_digest(
         index,
         project=context.project,
@@ -77,6 +90,7 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         exclude=already,
         mirrored=digest.mirrored_ids(context.store) if event.host == "claude-code" else frozenset(),
         pinned_tokens=settings.pinned_tokens,
+        extra_notes=warnings,
         # path-scoped beliefs come back for every file the session touched (after a compaction
         # the host has dropped them with the reads they came with)
         touched=list(dict.fromkeys([*state["written"], *state["reads"]])),

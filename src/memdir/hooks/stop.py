@@ -53,7 +53,10 @@ def _text_of(message: Any) -> str:
 
 
 def last_assistant_message(transcript: str) -> str:
-    """Return the newest main-agent assistant text in a Claude Code JSONL transcript ("" if none).
+    """Return the newest main-agent assistant text in a JSONL transcript ("" if none).
+
+    Reads Claude Code's transcript rows, Copilot CLI's ``events.jsonl`` rows and Factory
+    Droid's session rows.
 
     Only the transcript's last :data:`TRANSCRIPT_TAIL_BYTES` are read; lines that are not JSON,
     sidechain (subagent) lines and assistant lines holding only tool calls are skipped.
@@ -80,7 +83,23 @@ def last_assistant_message(transcript: str) -> str:
             row = json.loads(raw)
         except ValueError:
             continue
-        if not isinstance(row, dict) or row.get("type") != "assistant" or row.get("isSidechain"):
+        if not isinstance(row, dict):
+            continue
+        data = row.get("data")
+        if row.get("type") == "assistant.message" and isinstance(data, dict):
+            # Copilot CLI's events.jsonl: {"type": "assistant.message", "data": {"content": …}}
+            content = data.get("content")
+            if isinstance(content, str) and content.strip() and not data.get("parentToolCallId"):
+                return content[:MESSAGE_CHARS]
+            continue
+        message = row.get("message")
+        if row.get("type") == "message" and isinstance(message, dict):
+            # Factory Droid's session JSONL: {"type": "message", "message": {"role": …}}
+            text = _text_of(message) if message.get("role") == "assistant" else ""
+            if text.strip():
+                return text[:MESSAGE_CHARS]
+            continue
+        if row.get("type") != "assistant" or row.get("isSidechain"):
             continue
         text = _text_of(row.get("message"))
         if text.strip():

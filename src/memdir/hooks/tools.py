@@ -39,15 +39,32 @@ _HEADERS = (
 )
 _MOVE = "*** Move to: "
 
-RANGE_KEYS = ("offset", "limit", "pages", "start_line", "end_line")
+RANGE_KEYS = ("offset", "limit", "pages", "start_line", "end_line", "view_range")
 """Read-tool arguments that make a read ranged (Claude Code ``offset``/``limit``/``pages``,
-Gemini CLI ``start_line``/``end_line``): a ranged read is never gated."""
+Gemini CLI ``start_line``/``end_line``, Copilot CLI ``view_range``): a ranged read is never
+gated."""
 FULL_READERS = frozenset({"cat", "nl", "bat", "batcat"})
 RANGED_READERS = frozenset({"head", "tail", "sed"})
 _NOT_SIMPLE = re.compile(r"[|;&<>`\n]|\$\(")
 _WRAPPERS = frozenset({"bash", "sh", "zsh", "dash"})
 
 _SAVE_COMMAND = re.compile(r"(?:^|[\s;&|(])memdir\s+(?:remember|correct)\b")
+_BUG_COMMAND = re.compile(r"(?:^|[\s;&|(])memdir\s+bug\s+log\b")
+_ERROR_TEXT = re.compile(
+    r"Traceback \(most recent call last\)|^\s*(?:\w+(?:Error|Exception)|error(?:\[\w+\])?|"
+    r"FAILED|FAIL|npm ERR!|panic):?\s",
+    re.M,
+)
+
+
+def is_bug_command(command: str) -> bool:
+    """Whether a shell command runs ``memdir bug log``."""
+    return bool(_BUG_COMMAND.search(command))
+
+
+def has_error_text(text: str) -> bool:
+    """Whether a prompt carries an error message: a traceback, ``FooError: …``, ``FAILED``."""
+    return bool(_ERROR_TEXT.search(text))
 
 
 class FileChange:

@@ -28,6 +28,15 @@ class HostSpec:
     binary: str = ""
     mcp_timeout_ms: int = 0
     notes: str = ""
+    hooks_format: str = "groups"  # "groups", "copilot", "cursor", "windsurf", "cline-scripts"
+    also: dict[str, str] = field(default_factory=dict)  # more host events -> canonical
+    instructions_header: str = ""  # front matter a created rules file starts with
+
+    def hook_events(self) -> dict[str, str]:
+        """Return every host event memdir installs a hook for → its canonical event."""
+        events = {own: canonical for canonical, own in self.events.items()}
+        events.update(self.also)
+        return events
 
     def scope(self, shared: bool) -> dict[str, object]:
         """Return where an install of this kind writes (``hooks``, ``mcp``, ``instructions``…)."""

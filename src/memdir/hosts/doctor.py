@@ -52,35 +52,58 @@ def _scope_installed(spec: HostSpec, project: Path, store: Path | None) -> str |
     return None
 
 
+def _our_commands(
+    spec: HostSpec, hooks_file: Path, hooks: dict[str, Any], host_event: str
+) -> list[str]:
+    """Memdir's hook commands for ``host_event`` in a host's hooks table (any file format)."""
+    if spec.hooks_format == "cline-scripts":
+        script = hooks_file / host_event
+        try:
+            text = script.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return []
+        ok = installer.MARKER in text and os.access(script, os.X_OK)
+        return [text.rsplit("exec ", 1)[-1].strip()] if ok else []
+    entries = hooks.get(host_event, [])
+    if spec.hooks_format in installer.FLAT_FORMATS:
+        handlers = [h for h in entries if isinstance(h, dict)]
+    else:
+        handlers = [h for g in entries if isinstance(g, dict) for h in g.get("hooks", [])]
+    return [str(h.get("command", h.get("bash"))) for h in handlers if installer.is_our_handler(h)]
+
+
 def _wiring(spec: HostSpec, project: Path, shared: bool) -> list[dict[str, Any]]:
     scope = spec.scope(shared)
     fix = f"memdir install --host {spec.name}" + (" --shared" if shared else "")
     checks = []
     hooks_file = project / str(scope.get("hooks"))
-    try:
-        data = json.loads(hooks_file.read_text(encoding="utf-8"))
-        hooks = data.get("hooks", {}) if isinstance(data, dict) else {}
-        if not isinstance(hooks, dict):
-            raise ValueError('"hooks" is not an object')
-    except FileNotFoundError:
-        checks.append(_check("hooks", False, f"{hooks_file} is missing", fix))
-        hooks = None
-    except (OSError, ValueError) as exc:
-        checks.append(
-            _check("hooks", False, f"{hooks_file} cannot be read ({exc})", f"fix it, then {fix}")
-        )
-        hooks = None
+    hooks: dict[str, Any] | None = {}
+    if spec.hooks_format == "cline-scripts":
+        if not hooks_file.is_dir():
+            checks.append(_check("hooks", False, f"{hooks_file} is missing", fix))
+            hooks = None
+    else:
+        try:
+            data = json.loads(hooks_file.read_text(encoding="utf-8"))
+            hooks = data.get("hooks", {}) if isinstance(data, dict) else {}
+            if not isinstance(hooks, dict):
+                raise ValueError('"hooks" is not an object')
+        except FileNotFoundError:
+            checks.append(_check("hooks", False, f"{hooks_file} is missing", fix))
+            hooks = None
+        except (OSError, ValueError) as exc:
+            checks.append(
+                _check(
+                    "hooks", False, f"{hooks_file} cannot be read ({exc})", f"fix it, then {fix}"
+                )
+            )
+            hooks = None
     commands: list[str] = []
     if hooks is not None:
         missing = []
-        for host_event in spec.events.values():
-            found = [
-                str(h.get("command"))
-                for g in hooks.get(host_event, [])
-                if isinstance(g, dict)
-                for h in g.get("hooks", [])
-                if installer.is_our_handler(h)
-            ]
+        wanted = spec.hook_events()
+        for host_event in wanted:
+            found = _our_commands(spec, hooks_file, hooks, host_event)
             commands += found
             if not found:
                 missing.append(host_event)
@@ -95,7 +118,7 @@ def _wiring(spec: HostSpec, project: Path, shared: bool) -> list[dict[str, Any]]
                 )
             )
         else:
-            checks.append(_check("hooks", True, f"all {len(spec.events)} hooks in {hooks_file}"))
+            checks.append(_check("hooks", True, f"all {len(wanted)} hooks in {hooks_file}"))
     if commands:
         first = shlex.split(commands[0])[0]
         where = (
@@ -114,8 +137,13 @@ def _wiring(spec: HostSpec, project: Path, shared: bool) -> list[dict[str, Any]]
             )
         else:
             checks.append(_check("command", True, f"hooks run {where}"))
-    mcp = str(scope.get("mcp"))
-    mcp_file = installer.claude_config_file() if mcp.startswith("~") else project / mcp
+    mcp = str(scope.get("mcp") or "")
+    if not mcp:  # a host whose MCP settings memdir does not write (Cline's live in the editor)
+        return checks + _instructions_check(project, scope, fix)
+    if mcp == "~/.claude.json":
+        mcp_file = installer.claude_config_file()
+    else:
+        mcp_file = Path.home() / mcp[2:] if mcp.startswith("~/") else project / mcp
     try:
         text = mcp_file.read_text(encoding="utf-8")
     except OSError:
@@ -129,20 +157,23 @@ def _wiring(spec: HostSpec, project: Path, shared: bool) -> list[dict[str, Any]]
             "" if has_server else fix,
         )
     )
+    return checks + _instructions_check(project, scope, fix)
+
+
+def _instructions_check(project: Path, scope: dict[str, object], fix: str) -> list[dict[str, Any]]:
     instructions = project / str(scope.get("instructions"))
     try:
         block = installer.BLOCK_BEGIN in instructions.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         block = False
-    checks.append(
+    return [
         _check(
             "instructions",
             block,
             f"memdir's block {'in' if block else 'missing from'} {instructions}",
             "" if block else fix,
         )
-    )
-    return checks
+    ]
 
 
 def _run(
@@ -344,6 +375,88 @@ def _ask_gemini(binary: str, project: Path, timeout: float) -> list[dict[str, An
     return [_check("server (gemini mcp list)", False, state, fix)]
 
 
+def _jsonc(path: Path) -> Any:
+    """Read a JSON file that may start with ``//`` comment lines (Copilot CLI's config)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    body = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("//"))
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
+
+
+def _trusted(folders: Any, project: Path) -> bool:
+    """Whether ``project`` is one of ``folders`` or inside one."""
+    if not isinstance(folders, list | dict):
+        return False
+    resolved = project.resolve()
+    for folder in folders:
+        try:
+            if resolved.is_relative_to(Path(str(folder)).expanduser().resolve()):
+                return True
+        except (OSError, ValueError):
+            continue
+    return False
+
+
+def _ask_copilot(binary: str, project: Path, timeout: float) -> list[dict[str, Any]]:
+    home = Path(os.environ.get("COPILOT_HOME") or Path.home() / ".copilot")
+    config = _jsonc(home / "config.json")
+    config = config if isinstance(config, dict) else {}
+    folders = config.get("trustedFolders", config.get("trusted_folders", []))
+    trust_fix = "run `copilot` in the project and accept its folder-trust prompt"
+    trusted = _trusted(folders, project)
+    checks = [
+        _check(
+            "folder trusted (~/.copilot/config.json)",
+            trusted,
+            "Copilot CLI trusts this folder"
+            if trusted
+            else "Copilot CLI skips this repository's hooks and .mcp.json until the folder "
+            "is trusted",
+            "" if trusted else trust_fix,
+        )
+    ]
+    code, out = _run([binary, "mcp", "get", "memdir"], project, timeout)
+    status = re.search(r"Status:\s*(.+)", out)
+    if code == 0 and status and "Enabled" in status.group(1):
+        checks.append(_check("server (copilot mcp get memdir)", True, status.group(1).strip()))
+    else:
+        detail = (status.group(1) if status else out.strip() or "no answer")[:300]
+        checks.append(_check("server (copilot mcp get memdir)", False, detail, trust_fix))
+    return checks
+
+
+def _ask_qwen(binary: str, project: Path, timeout: float) -> list[dict[str, Any]]:
+    code, out = _run([binary, "mcp", "list"], project, timeout)
+    line = next((ln for ln in out.splitlines() if re.search(r"\bmemdir\b", ln)), "")
+    if code is None or not line:
+        detail = "Qwen Code does not list memdir's server" if code is not None else out
+        fix = "trust the folder in Qwen Code (accept its folder-trust prompt in the project)"
+        return [_check("server (qwen mcp list)", False, detail[:300], fix)]
+    if "Connected" in line:
+        return [_check("server (qwen mcp list)", True, line.strip()[:300])]
+    fix = "trust the folder in Qwen Code, and approve the server (`qwen mcp approve memdir`)"
+    return [_check("server (qwen mcp list)", False, line.strip()[:300], fix)]
+
+
+def _ask_droid(binary: str, project: Path, timeout: float) -> list[dict[str, Any]]:
+    code, out = _run([binary, "mcp", "list"], project, timeout)
+    line = next((ln for ln in out.splitlines() if re.search(r"\bmemdir\b", ln)), "")
+    if code is None or not line:
+        detail = "Droid does not list memdir's server" if code is not None else out
+        return [
+            _check("server (droid mcp list)", False, detail[:300], "memdir install --host droid")
+        ]
+    ok = bool(re.search(r"connected|enabled|ready", line, re.I)) and not re.search(
+        r"disconnected|failed|error|disabled", line, re.I
+    )
+    return [_check("server (droid mcp list)", ok, line.strip()[:300])]
+
+
 def diagnose(
     project: Path, store: Path | None, *, timeout: float = ASK_TIMEOUT_SECONDS
 ) -> list[dict[str, Any]]:
@@ -363,7 +476,9 @@ def diagnose(
         shared = scope == "shared"
         checks = _wiring(spec, project, shared)
         binary = shutil.which(spec.binary) if spec.binary else None
-        if binary is None:
+        if not spec.binary:  # an editor: nothing on PATH to ask
+            checks.append(_check("asked the host", None, f"{spec.title} has no CLI to ask"))
+        elif binary is None:
             checks.append(_cannot_ask(spec))
         elif spec.name == "claude-code":
             checks += _ask_claude(binary, project, timeout)
@@ -371,6 +486,12 @@ def diagnose(
             checks += _ask_codex(binary, project, timeout)
         elif spec.name == "gemini":
             checks += _ask_gemini(binary, project, timeout)
+        elif spec.name == "copilot":
+            checks += _ask_copilot(binary, project, timeout)
+        elif spec.name == "qwen":
+            checks += _ask_qwen(binary, project, timeout)
+        elif spec.name == "droid":
+            checks += _ask_droid(binary, project, timeout)
         oks = [c["ok"] for c in checks]
         reports.append(
             {

@@ -117,6 +117,7 @@ class Plan:
     created_store: str | None = None  # the store install created first, if it did
     warnings: list[str] = field(default_factory=list)
     steps: list[str] = field(default_factory=list)  # what the user must still do (trust…)
+    executables: set[str] = field(default_factory=set)  # keys of files written executable
 
     def to_json(self) -> dict[str, Any]:
         """Return what was (or would be) changed, and what the user must still do."""
@@ -194,16 +195,22 @@ def server_entry(spec: HostSpec, style: str, fmt: str) -> dict[str, Any]:
         entry: dict[str, Any] = {"command": "memdir", "args": ["serve"]}
     else:
         entry = {"command": sys.executable, "args": ["-m", "memdir", "serve"]}
-    if fmt in ("mcpServers", "claude-local") and spec.name == "claude-code":
-        entry = {"type": "stdio", **entry}
+    if fmt in ("mcpServers", "claude-local") and spec.name in ("claude-code", "copilot"):
+        entry = {"type": "stdio", **entry}  # the same entry in a .mcp.json both hosts read
     if spec.mcp_timeout_ms:
         entry["timeout"] = spec.mcp_timeout_ms
     return entry
 
 
 def is_our_handler(handler: Any) -> bool:
-    """Whether a hook handler (``{"type": "command", "command": …}``) is memdir's."""
-    return isinstance(handler, dict) and bool(_OURS.search(str(handler.get("command", ""))))
+    """Whether a hook handler (``{"type": "command", "command": …}``) is memdir's.
+
+    Copilot CLI names the command ``bash`` (and ``powershell``) instead of ``command``.
+    """
+    if not isinstance(handler, dict):
+        return False
+    command = handler.get("command", handler.get("bash", ""))
+    return bool(_OURS.search(str(command)))
 
 
 def _is_our_server(entry: Any) -> bool:
@@ -316,11 +323,13 @@ def _edit_hooks(
     With ``legacy_only``, remove only memdir's handlers that run an interpreter by absolute path
     (what memdir 0.1 wrote into shared files), leaving PATH-style ones.
     """
+    if spec.hooks_format in FLAT_FORMATS:
+        return _edit_flat_hooks(spec, text, style, remove, created, force)
     data = json.loads(text)
     hooks = _hooks_table(Path(spec.name), data)
     wanted: dict[str, dict[str, Any]] = {}
     if not remove:
-        for canonical, host_event in spec.events.items():
+        for host_event, canonical in spec.hook_events().items():
             group: dict[str, Any] = {}
             if canonical in spec.matchers:
                 group["matcher"] = spec.matchers[canonical]
@@ -371,6 +380,73 @@ def _edit_hooks(
             else:
                 text = jsonedit.insert(text, ("hooks", event), group)
     return _drop_if_emptied(text, ("hooks",), created, force)
+
+
+FLAT_FORMATS = ("copilot", "cursor", "windsurf")
+"""Hook files whose event lists hold the handlers themselves (no matcher groups)."""
+
+
+def flat_handler(spec: HostSpec, host_event: str, canonical: str, style: str) -> dict[str, Any]:
+    """Return memdir's handler for ``host_event`` in a flat hooks file, as the host spells it.
+
+    Copilot CLI: ``{"type": "command", "bash": …, "timeoutSec": …}``; Cursor: ``{"command": …,
+    "timeout": …}`` plus a ``matcher`` on tool events; Windsurf: ``{"command": …,
+    "show_output": false}``.
+    """
+    command = hook_command(host_event, spec.name, style)
+    seconds = timeout_value(spec.name, HOOK_TIMEOUT_SECONDS)
+    if spec.hooks_format == "copilot":
+        return {"type": "command", "bash": command, "timeoutSec": seconds}
+    if spec.hooks_format == "cursor":
+        handler: dict[str, Any] = {"command": command, "timeout": seconds}
+        if canonical in spec.matchers:
+            handler["matcher"] = spec.matchers[canonical]
+        return handler
+    return {"command": command, "show_output": False}
+
+
+def _edit_flat_hooks(
+    spec: HostSpec, text: str, style: str, remove: bool, created: set[str], force: bool
+) -> str:
+    """Insert or remove memdir's handlers in a flat hooks file (Copilot CLI, Cursor, Windsurf).
+
+    Copilot CLI and Cursor also need ``"version": 1`` at the top; memdir adds it only when the
+    file has none (and takes it out again only if it added it and nothing else is left).
+    """
+    data = json.loads(text)
+    hooks = _hooks_table(Path(spec.name), {"hooks": data.get("hooks", {})})
+    wanted: dict[str, dict[str, Any]] = {}
+    if not remove:
+        for host_event, canonical in spec.hook_events().items():
+            wanted[host_event] = flat_handler(spec, host_event, canonical, style)
+    for event in list(hooks):
+        handlers = hooks[event]
+        keep = wanted.get(event)
+        ours = [index for index, h in enumerate(handlers) if is_our_handler(h)]
+        if keep is not None and len(ours) == 1 and handlers[ours[0]] == keep:
+            wanted.pop(event)  # already there, exactly: leave the user's bytes alone
+            continue
+        for index in reversed(ours):
+            text = jsonedit.remove(text, ("hooks", event, index))
+        if event not in wanted:
+            text = _drop_if_emptied(text, ("hooks", event), created, force)
+    if wanted:
+        if spec.hooks_format in ("copilot", "cursor") and "version" not in data:
+            text = jsonedit.insert(text, (), 1, key="version")
+            created.add("version")
+        text = _ensure_object(text, ("hooks",), created)
+        for event, handler in wanted.items():
+            node = jsonedit.find(jsonedit.parse(text), ("hooks", event))
+            if node is None:
+                text = jsonedit.insert(text, ("hooks",), [handler], key=event)
+                created.add(f"hooks/{event}")
+            else:
+                text = jsonedit.insert(text, ("hooks", event), handler)
+    text = _drop_if_emptied(text, ("hooks",), created, force)
+    if remove and "version" in created and set(json.loads(text)) == {"version"}:
+        text = jsonedit.remove(text, ("version",))
+        created.discard("version")
+    return text
 
 
 def _other_ours(hooks: dict[str, Any], event: str, gi: int) -> bool:
@@ -575,6 +651,8 @@ def _files(spec: HostSpec, project: Path, scope: dict[str, object]) -> dict[str,
             continue
         if rel == "~/.claude.json":
             out[kind] = claude_config_file()
+        elif rel.startswith("~/"):  # a host that keeps this in the user's home (Windsurf's MCP)
+            out[kind] = Path.home() / rel[2:]
         else:
             out[kind] = project / rel
     return out
@@ -680,9 +758,25 @@ def plan(  # noqa: C901 - one branch per host-table feature (hooks, MCP, instruc
                     f"({kind}); nothing personal added for it"
                 )
                 continue
-            if removing and load(path) is None:
+            scripts = kind == "hooks" and spec.hooks_format == "cline-scripts"
+            if removing and not scripts and load(path) is None:
                 continue
             verb = " removed" if removing else ""
+            if kind == "hooks" and spec.hooks_format == "cline-scripts":
+                for event_path, script in _hook_scripts(spec, path, style, removing).items():
+                    raw = load(event_path)
+                    if raw is not None and not _OURS.search(raw.decode("utf-8", "replace")):
+                        if removing:
+                            continue
+                        raise ConfigError(
+                            f"{event_path} is a hook memdir did not write; Cline runs one "
+                            "executable per event, so move it aside (or call memdir from it), "
+                            "then install again"
+                        )
+                    if script != raw:
+                        store_(event_path, script, "hook script" + verb)
+                    plan_.executables.add(_key(event_path, project))
+                continue
             if kind == "hooks":
                 json_edit(
                     path,
@@ -712,6 +806,10 @@ def plan(  # noqa: C901 - one branch per host-table feature (hooks, MCP, instruc
                 raw = load(path)
                 raw_bytes = raw.encode("utf-8") if isinstance(raw, str) else raw
                 separator = str(record.get("separators", {}).get(_key(path, project), ""))
+                header = spec.instructions_header
+                if not removing and raw_bytes is None and header:
+                    raw_bytes = header.encode("utf-8")  # a rules file memdir creates
+                    separator = ""
                 new_bytes, separator = _edit_block(
                     raw_bytes,
                     BLOCK_BEGIN,
@@ -719,6 +817,17 @@ def plan(  # noqa: C901 - one branch per host-table feature (hooks, MCP, instruc
                     None if removing else _block(agent_command(style)),
                     separator,
                 )
+                if (
+                    header
+                    and removing
+                    and new_bytes is not None
+                    and new_bytes.strip()
+                    in (
+                        b"",
+                        header.encode("utf-8").strip(),
+                    )
+                ):
+                    new_bytes = b""  # only memdir's front matter is left
                 record.setdefault("separators", {})[_key(path, project)] = separator
                 if new_bytes != raw_bytes:
                     store_(path, new_bytes, "instruction block" + verb)
@@ -759,6 +868,27 @@ def plan(  # noqa: C901 - one branch per host-table feature (hooks, MCP, instruc
     if not remove:
         plan_.steps = list(spec.gate_steps(shared))
     return plan_
+
+
+CLINE_SCRIPT = """\
+#!/bin/sh
+# memdir's {event} hook for Cline (written by `memdir install --host cline`; `memdir uninstall`
+# removes it). Cline runs it with the event's JSON on stdin and reads one JSON object back.
+exec {command}
+"""
+
+
+def _hook_scripts(
+    spec: HostSpec, folder: Path, style: str, remove: bool
+) -> dict[Path, bytes | None]:
+    """Return Cline's hook executables (``folder/<Event>``) → their content (None: delete)."""
+    scripts: dict[Path, bytes | None] = {}
+    for host_event in spec.hook_events():
+        body = CLINE_SCRIPT.format(
+            event=host_event, command=hook_command(host_event, spec.name, style)
+        )
+        scripts[folder / host_event] = None if remove else body.encode("utf-8")
+    return scripts
 
 
 def _wired(kind: str, path: Path) -> bool:
@@ -876,12 +1006,15 @@ def apply(plan_: Plan, store: Path, spec: HostSpec, *, remove: bool) -> None:
                 originals[change.key] = str(backup)
         if change.after is None:
             change.path.unlink(missing_ok=True)
-            _remove_empty_parents(change.path.parent, plan_.project)
+            top = plan_.project if change.path.is_relative_to(plan_.project) else Path.home()
+            _remove_empty_parents(change.path.parent, top)
             written.pop(change.key, None)
             originals.pop(change.key, None)
         else:
             target.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(target, change.after)
+            if change.key in plan_.executables:
+                target.chmod(0o755)
             written[change.key] = hashlib.sha256(change.after).hexdigest()
     record_file = _record_path(store, spec, plan_.project)
     if remove:

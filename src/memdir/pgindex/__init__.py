@@ -399,10 +399,14 @@ class PostgresIndex:
         self._run(f"UPDATE {self._t('stats')} SET docs = 0, tokens = 0")  # noqa: S608
 
     def scrub(self) -> None:
-        """Reclaim deleted rows' space (``VACUUM`` outside any transaction; else a no-op)."""
+        """Rewrite the tables that held text (``VACUUM FULL``), so deleted rows leave the files.
+
+        Outside a transaction only (PostgreSQL refuses ``VACUUM`` inside one); a no-op there.
+        The server's write-ahead log and its backups keep old pages until they are recycled.
+        """
         if self._depth == 0:
-            for table in ("records", "turns", "record_df", "turn_df"):
-                self._run(f"VACUUM {self._t(table)}")
+            for table in ("records", "turns", "record_df", "turn_df", "links", "files", "seen"):
+                self._run(f"VACUUM FULL {self._t(table)}")
 
     # --- records: reads ----------------------------------------------------------------------
 

@@ -608,6 +608,15 @@ def _check_read_only(store: Path, index: IndexBackend, settings: Any, report: Re
         _audit_findings(store, report)
         _proposal_findings(handle, report)
         report.counts = index.count_by("status")
+        for found in manifest.budget_warnings(
+            settings,
+            index.count_by("kind", status="active"),
+            report.counts.get("candidate", 0),
+            manifest.map_files(store),
+        ):
+            report.findings.append(
+                Finding("warning", found["code"], found["message"], fix=found["fix"])
+            )
     finally:
         index.close()
     return report
@@ -713,6 +722,15 @@ def check(store: Path) -> Report:
         _audit_findings(store, report)
         _proposal_findings(handle, report)
         report.counts = index.count_by("status")
+        for found in manifest.budget_warnings(
+            settings,
+            index.count_by("kind", status="active"),
+            report.counts.get("candidate", 0),
+            manifest.map_files(store),
+        ):
+            report.findings.append(
+                Finding("warning", found["code"], found["message"], fix=found["fix"])
+            )
     finally:
         index.close()
     try:

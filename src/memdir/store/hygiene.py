@@ -29,6 +29,7 @@ from typing import Any
 from memdir.kernel.base.clock import age_days
 from memdir.kernel.index.recall import half_life_days
 from memdir.kernel.lang.text import similarity, words
+from memdir.kernel.storage import manifest
 from memdir.kernel.storage.lifecycle import Handle, find_similar
 
 NEAR_DUPLICATE = 0.5
@@ -258,6 +259,13 @@ def report(handle: Handle, project: Path) -> dict[str, Any]:
                     "`memdir review`",
                 )
             )
+    for found in manifest.budget_warnings(
+        handle.manifest,
+        handle.index.count_by("kind", status="active"),
+        handle.index.count_by("status").get("candidate", 0),
+        manifest.map_files(handle.store),
+    ):
+        findings.append(_finding(found["code"], found["message"], [], found["fix"]))
     counts: dict[str, int] = {}
     for finding in findings:
         counts[finding["code"]] = counts.get(finding["code"], 0) + 1

@@ -531,7 +531,24 @@ def purge(handle: Handle, record_id: str, *, yes: bool, caller: Caller | None = 
             erasure.add("index", "journal turns re-indexed from the rewritten files")
         handle.index.scrub()
         erasure.add("index", "deleted pages and search segments compacted (VACUUM)")
+        if handle.manifest.index_backend:  # a shared index: the hooks' local one is erased too
+            _scrub_local_index(store, rel)
+            erasure.add("index", "the local SQLite index the hooks read, compacted too")
     return erasure
+
+
+def _scrub_local_index(store: Path, rel: str) -> None:
+    """Drop ``rel`` and re-read the journal in the local SQLite index, then compact it."""
+    from memdir.store.scan import open_index
+
+    local = open_index(store)
+    try:
+        with local.write():
+            local.forget_path(rel)
+        journal.sync_journal(local, store)
+        local.scrub()
+    finally:
+        local.close()
 
 
 def purge_message(record_id: str) -> str:

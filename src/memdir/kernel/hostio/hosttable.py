@@ -113,6 +113,300 @@ _COMMON_PAYLOAD = {
     "agent": ("agent_id",),
 }
 
+# --- hosts-a: the hook-JSON hosts (GitHub Copilot CLI, Qwen Code, Factory Droid, Cursor,
+# Windsurf, Cline). Facts from each host's hooks reference and, for the first three, from the
+# released binary in tests/hosts/conformance/test_hook_json_hosts.py.
+
+_DROID_EVENTS = (
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "Stop",
+    "PreCompact",
+    "SessionEnd",
+)
+
+_HOOK_JSON_HOSTS: dict[str, dict[str, Any]] = {
+    "copilot": {
+        "title": "GitHub Copilot CLI",
+        "installable": True,
+        "binary": "copilot",
+        "events": {
+            "SessionStart": "sessionStart",
+            "UserPromptSubmit": "userPromptSubmitted",
+            "PreToolUse": "preToolUse",
+            "PostToolUse": "postToolUse",
+            "PostToolUseFailure": "postToolUseFailure",
+            "Stop": "agentStop",
+            "PreCompact": "preCompact",
+            "SessionEnd": "sessionEnd",
+        },
+        "hooks_format": "copilot",
+        "tools": {
+            "Read": ("view",),
+            "Write": ("create",),
+            "Edit": ("edit", "str_replace"),
+            "Bash": ("bash",),
+        },
+        "mcp_tool": "{server}-{tool}",
+        "payload": {
+            **_COMMON_PAYLOAD,
+            "session": ("sessionId", "session_id"),
+            "transcript": ("transcriptPath", "transcript_path"),
+            "tool": ("toolName", "tool_name"),
+            "tool_input": ("toolArgs", "tool_input"),
+            "tool_response": ("toolResult", "tool_response"),
+        },
+        "output": "flat",
+        "timeout_unit": "s",
+        "project_dir_env": "",
+        "personal": {
+            "hooks": ".github/hooks/memdir.json",
+            "mcp": ".mcp.json",
+            "mcp_format": "mcpServers",
+            "instructions": ".github/copilot-instructions.md",
+            "command": "path",
+        },
+        "shared": {
+            "hooks": ".github/hooks/memdir.json",
+            "mcp": ".mcp.json",
+            "mcp_format": "mcpServers",
+            "instructions": ".github/copilot-instructions.md",
+            "command": "path",
+        },
+        "gates": {
+            "any": (
+                "Copilot CLI loads a repository's .github/hooks/ and its workspace .mcp.json "
+                "only in a trusted folder: accept the folder-trust prompt when `copilot` starts "
+                "in the project (in `copilot -p`, an untrusted folder's hooks and servers are "
+                "skipped).",
+            ),
+        },
+        "notes": "flat answers (additionalContext, permissionDecision); no matchers, so "
+        "every tool call runs the tool hooks; no PostToolBatch or PostCompact",
+    },
+    "qwen": {
+        "title": "Qwen Code",
+        "installable": True,
+        "binary": "qwen",
+        "events": {name: name for name in _CLAUDE_EVENTS},
+        "matchers": {
+            "PreToolUse": "^(read_file)$",
+            "PostToolUse": "^(read_file|write_file|edit|run_shell_command|mcp__memdir__.*)$",
+            "PostToolUseFailure": "^(read_file|write_file|edit|run_shell_command)$",
+        },
+        "tools": {
+            "Read": ("read_file",),
+            "Write": ("write_file",),
+            "Edit": ("edit", "replace"),
+            "Bash": ("run_shell_command",),
+        },
+        "mcp_tool": "mcp__{server}__{tool}",
+        "payload": dict(_COMMON_PAYLOAD),
+        "output": "claude",
+        "timeout_unit": "s",
+        "project_dir_env": "QWEN_PROJECT_DIR",
+        "mcp_timeout_ms": 30_000,
+        "personal": {
+            "hooks": ".qwen/settings.json",
+            "mcp": ".qwen/settings.json",
+            "mcp_format": "mcpServers",
+            "instructions": "QWEN.md",
+            "command": "path",
+        },
+        "shared": {
+            "hooks": ".qwen/settings.json",
+            "mcp": ".qwen/settings.json",
+            "mcp_format": "mcpServers",
+            "instructions": "QWEN.md",
+            "command": "path",
+        },
+        "gates": {
+            "any": (
+                "Qwen Code reads a project's .qwen/settings.json (hooks and servers) only in a "
+                "trusted folder: accept the folder-trust prompt when `qwen` starts in the "
+                "project (it writes ~/.qwen/trustedFolders.json).",
+                "Qwen Code asks each person to approve a project's MCP server: run `qwen mcp "
+                "approve memdir` (or approve it when `qwen` starts); `qwen mcp list` says "
+                "'Pending approval' until then.",
+            ),
+        },
+        "notes": "Claude Code's events, matchers and answers; hook timeouts in seconds (0.24: "
+        "a value of 1000 or more still reads as legacy milliseconds)",
+    },
+    "droid": {
+        "title": "Factory Droid",
+        "installable": True,
+        "binary": "droid",
+        "events": {name: name for name in _DROID_EVENTS},
+        "matchers": {
+            "PreToolUse": "^(Read)$",
+            "PostToolUse": "^(Read|Create|Edit|MultiEdit|ApplyPatch|Execute|memdir___.*)$",
+        },
+        "tools": {
+            "Read": ("Read",),
+            "Write": ("Create",),
+            "Edit": ("Edit", "MultiEdit", "ApplyPatch"),
+            "Bash": ("Execute",),
+        },
+        "mcp_tool": "{server}___{tool}",
+        "payload": dict(_COMMON_PAYLOAD),
+        "output": "claude",
+        "timeout_unit": "s",
+        "project_dir_env": "FACTORY_PROJECT_DIR",
+        "personal": {
+            "hooks": ".factory/settings.json",
+            "mcp": ".factory/mcp.json",
+            "mcp_format": "mcpServers",
+            "instructions": "AGENTS.md",
+            "command": "path",
+        },
+        "shared": {
+            "hooks": ".factory/settings.json",
+            "mcp": ".factory/mcp.json",
+            "mcp_format": "mcpServers",
+            "instructions": "AGENTS.md",
+            "command": "path",
+        },
+        "notes": "Claude-compatible events and answers; `droid exec` fires no UserPromptSubmit "
+        "(no per-prompt recall there) and no hook after a failed tool call; no "
+        "PostToolUseFailure, PostToolBatch or PostCompact",
+    },
+    "cursor": {
+        "title": "Cursor",
+        "installable": True,
+        "binary": "",
+        "events": {
+            "SessionStart": "sessionStart",
+            "UserPromptSubmit": "beforeSubmitPrompt",
+            "PreToolUse": "preToolUse",
+            "PostToolUse": "postToolUse",
+            "PostToolUseFailure": "postToolUseFailure",
+            # the answer's text comes with afterAgentResponse; `stop` carries only a status
+            "Stop": "afterAgentResponse",
+            "PreCompact": "preCompact",
+            "SessionEnd": "sessionEnd",
+        },
+        "hooks_format": "cursor",
+        "matchers": {
+            "PreToolUse": "Read",
+            "PostToolUse": "Read|Write|Edit|Delete|Shell|MCP:.*",
+            "PostToolUseFailure": "Read|Write|Edit|Delete|Shell",
+        },
+        "tools": {"Read": ("Read",), "Write": ("Write",), "Edit": ("Edit",), "Bash": ("Shell",)},
+        "mcp_tool": "MCP:{tool}",
+        "payload": {
+            **_COMMON_PAYLOAD,
+            "session": ("conversation_id", "session_id"),
+            "last_message": ("text",),
+        },
+        "output": "cursor",
+        "timeout_unit": "s",
+        "project_dir_env": "CURSOR_PROJECT_DIR",
+        "instructions_header": "---\ndescription: memdir project memory\nalwaysApply: true\n---\n",
+        "personal": {
+            "hooks": ".cursor/hooks.json",
+            "mcp": ".cursor/mcp.json",
+            "mcp_format": "mcpServers",
+            "instructions": ".cursor/rules/memdir.mdc",
+            "command": "path",
+        },
+        "shared": {
+            "hooks": ".cursor/hooks.json",
+            "mcp": ".cursor/mcp.json",
+            "mcp_format": "mcpServers",
+            "instructions": ".cursor/rules/memdir.mdc",
+            "command": "path",
+        },
+        "notes": "not proven with the binary (an editor): adapters tested against its "
+        "documented payloads; beforeSubmitPrompt cannot inject, so no per-prompt recall",
+    },
+    "windsurf": {
+        "title": "Windsurf Cascade",
+        "installable": True,
+        "binary": "",
+        "events": {
+            "UserPromptSubmit": "pre_user_prompt",
+            "PreToolUse": "pre_read_code",
+            "PostToolUse": "post_read_code",
+            "Stop": "post_cascade_response",
+        },
+        "also": {
+            "post_write_code": "PostToolUse",
+            "post_run_command": "PostToolUse",
+            "post_mcp_tool_use": "PostToolUse",
+        },
+        "hooks_format": "windsurf",
+        "mcp_tool": "{tool}",
+        "output": "exit2",
+        "timeout_unit": "s",
+        "instructions_header": "---\ntrigger: always_on\n---\n",
+        "personal": {
+            "hooks": ".windsurf/hooks.json",
+            "mcp": "~/.codeium/windsurf/mcp_config.json",
+            "mcp_format": "mcpServers",
+            "instructions": ".windsurf/rules/memdir.md",
+            "command": "path",
+        },
+        "shared": {
+            "hooks": ".windsurf/hooks.json",
+            "mcp": "~/.codeium/windsurf/mcp_config.json",
+            "mcp_format": "mcpServers",
+            "instructions": ".windsurf/rules/memdir.md",
+            "command": "path",
+        },
+        "notes": "not proven with the binary (an editor); no session start, injection or "
+        "compaction hook: no digest or recall (the MCP server and rules carry memory); the "
+        "read gate refuses with exit code 2",
+    },
+    "cline": {
+        "title": "Cline",
+        "installable": True,
+        "binary": "",
+        "events": {
+            "SessionStart": "TaskStart",
+            "UserPromptSubmit": "UserPromptSubmit",
+            "PreToolUse": "PreToolUse",
+            "PostToolUse": "PostToolUse",
+            "Stop": "TaskComplete",
+            "PreCompact": "PreCompact",
+        },
+        "also": {"TaskResume": "SessionStart"},
+        "hooks_format": "cline-scripts",
+        "tools": {
+            "Read": ("read_file",),
+            "Write": ("write_to_file",),
+            "Edit": ("replace_in_file",),
+            "Bash": ("execute_command",),
+        },
+        "mcp_tool": "{tool}",
+        "output": "cline",
+        "timeout_unit": "s",
+        "personal": {
+            "hooks": ".clinerules/hooks",
+            "instructions": ".clinerules/memdir.md",
+            "command": "path",
+        },
+        "shared": {
+            "hooks": ".clinerules/hooks",
+            "instructions": ".clinerules/memdir.md",
+            "command": "path",
+        },
+        "gates": {
+            "any": (
+                "Cline runs hooks only with its Hooks setting on (Settings → Features → "
+                "Enable Hooks); add memdir's MCP server in Cline's MCP settings "
+                "(cline_mcp_settings.json lives in the editor's own storage): command "
+                '`memdir`, args ["serve"].',
+            ),
+        },
+        "notes": "not proven with the binary (an editor); one executable per event in "
+        ".clinerules/hooks/; no SessionEnd, PostToolBatch or PostCompact; memdir does not "
+        "write Cline's MCP settings",
+    },
+}
+
 HOSTS: dict[str, dict[str, Any]] = {
     "claude-code": {
         "title": "Claude Code",
@@ -120,7 +414,8 @@ HOSTS: dict[str, dict[str, Any]] = {
         "binary": "claude",
         "events": {name: name for name in _CLAUDE_EVENTS},
         "matchers": {
-            "PreToolUse": "Read",
+            # Bash: the shell output governor's note, and `cat FILE` re-reads (issue 11)
+            "PreToolUse": "^(Read|Bash)$",
             "PostToolUse": "^(Read|Write|Edit|MultiEdit|NotebookEdit|Bash|mcp__memdir__.*)$",
             "PostToolUseFailure": "^(Read|Write|Edit|MultiEdit|NotebookEdit|Bash)$",
         },
@@ -270,70 +565,6 @@ HOSTS: dict[str, dict[str, Any]] = {
         "notes": "timeouts in milliseconds; no PostToolBatch or PostCompact; SessionStart "
         "context arrives inside the next prompt",
     },
-    "cursor": {
-        "title": "Cursor",
-        "installable": False,
-        "events": {
-            "SessionStart": "sessionStart",
-            "UserPromptSubmit": "beforeSubmitPrompt",
-            "PreToolUse": "beforeReadFile",
-            "PostToolUse": "afterFileEdit",
-            "Stop": "stop",
-            "SessionEnd": "sessionEnd",
-        },
-        "tools": {"Read": ("read_file",), "Edit": ("edit_file",), "Bash": ("shell",)},
-        "mcp_tool": "{tool}",
-        "payload": {
-            **_COMMON_PAYLOAD,
-            "session": ("conversation_id", "session_id"),
-            "cwd": ("cwd", "workspace_roots"),
-            "prompt": ("prompt",),
-        },
-        "output": "cursor",
-        "timeout_unit": "s",
-        "shared": {
-            "hooks": ".cursor/hooks.json",
-            "mcp": ".cursor/mcp.json",
-            "instructions": ".cursor/rules/memdir.mdc",
-        },
-        "notes": "beforeSubmitPrompt cannot inject context: no per-prompt recall; not yet "
-        "installable",
-    },
-    "copilot": {
-        "title": "GitHub Copilot CLI",
-        "installable": False,
-        "events": {
-            "SessionStart": "sessionStart",
-            "UserPromptSubmit": "userPromptSubmitted",
-            "PreToolUse": "preToolUse",
-            "PostToolUse": "postToolUse",
-            "Stop": "agentStop",
-            "PreCompact": "preCompact",
-            "SessionEnd": "sessionEnd",
-        },
-        "tools": {
-            "Read": ("view",),
-            "Write": ("create",),
-            "Edit": ("str_replace", "edit"),
-            "Bash": ("bash", "shell"),
-        },
-        "mcp_tool": "{server}-{tool}",
-        "payload": {
-            **_COMMON_PAYLOAD,
-            "session": ("sessionId", "session_id"),
-            "tool": ("toolName", "tool_name"),
-            "tool_input": ("toolArgs", "tool_input"),
-            "tool_response": ("toolResult", "tool_response"),
-        },
-        "output": "flat",
-        "timeout_unit": "s",
-        "shared": {
-            "hooks": ".github/hooks/memdir.json",
-            "mcp": ".mcp.json",
-            "instructions": ".github/copilot-instructions.md",
-        },
-        "notes": "flat hook outputs; not yet installable",
-    },
     "opencode": {
         "title": "OpenCode",
         "installable": False,
@@ -348,41 +579,8 @@ HOSTS: dict[str, dict[str, Any]] = {
         "shared": {"instructions": "AGENTS.md"},
         "notes": "needs a small JS plugin calling `memdir hook`; not yet installable",
     },
-    "cline": {
-        "title": "Cline",
-        "installable": False,
-        "events": {
-            "SessionStart": "TaskStart",
-            "UserPromptSubmit": "UserPromptSubmit",
-            "PreToolUse": "PreToolUse",
-            "PostToolUse": "PostToolUse",
-            "Stop": "TaskComplete",
-            "PreCompact": "PreCompact",
-        },
-        "tools": {
-            "Read": ("read_file",),
-            "Write": ("write_to_file",),
-            "Edit": ("replace_in_file",),
-            "Bash": ("execute_command",),
-        },
-        "shared": {"instructions": ".clinerules/memdir.md"},
-        "notes": "hooks are executables named after events; not yet installable",
-    },
-    "windsurf": {
-        "title": "Windsurf Cascade",
-        "installable": False,
-        "events": {
-            "UserPromptSubmit": "pre_user_prompt",
-            "PreToolUse": "pre_read_code",
-            "PostToolUse": "post_write_code",
-            "Stop": "post_cascade_response",
-        },
-        "shared": {
-            "hooks": ".windsurf/hooks.json",
-            "instructions": ".windsurf/rules/memdir.md",
-        },
-        "notes": "no session start or compaction hook; not yet installable",
-    },
+    # --- hosts-a: hook-JSON hosts (Copilot CLI, Qwen Code, Droid, Cursor, Windsurf, Cline) ---
+    **_HOOK_JSON_HOSTS,
 }
 """Every host memdir knows, keyed by the name ``--host`` takes."""
 
@@ -438,14 +636,16 @@ def mcp_tool_name(host: str, tool: str, server: str = SERVER_NAME) -> str:
 def memdir_mcp_tool(name: str) -> str:
     """Return memdir's own MCP tool name hidden in a host's qualified tool name, or "".
 
-    Recognises every host's naming: ``mcp__memdir__memory_remember`` (Claude Code, Codex),
-    ``mcp_memdir_memory_remember`` (Gemini CLI), ``memdir-memory_remember`` (Copilot CLI),
-    ``memdir__memory_remember`` and ``memdir_memory_remember``.
+    Recognises every host's naming: ``mcp__memdir__memory_remember`` (Claude Code, Codex,
+    Qwen Code), ``mcp_memdir_memory_remember`` (Gemini CLI), ``memdir-memory_remember`` (Copilot
+    CLI), ``memdir___memory_remember`` (Factory Droid), ``MCP:memory_remember`` (Cursor, which
+    drops the server's name), ``memdir__memory_remember`` and ``memdir_memory_remember``.
 
     Args:
         name: a tool name from any host's payload.
     """
-    for prefix in ("mcp__memdir__", "mcp_memdir_", "memdir-", "memdir__", "memdir_"):
+    prefixes = ("mcp__memdir__", "mcp_memdir_", "memdir-", "memdir___", "memdir__", "memdir_")
+    for prefix in (*prefixes, "MCP:"):
         if name.startswith(prefix):
             rest = name[len(prefix) :]
             return rest if rest in MEMDIR_MCP_TOOLS else ""

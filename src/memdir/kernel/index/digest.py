@@ -198,12 +198,14 @@ def session_digest(
     pinned_tokens: int = 150,
     touched: Iterable[str] | None = None,
     user_index: IndexBackend | None = None,
+    extra_notes: Iterable[str] = (),
 ) -> Injection:
     """Return the SessionStart digest for a session in ``project`` (see the module docstring).
 
     Pinned records come first under ``pinned_tokens`` of their own, on top of
     ``budget_tokens``. A path-scoped record is shown only when a file in ``touched`` (default:
     ``files``; after a compaction, every file the session read or wrote) matches its globs.
+    ``extra_notes`` go after the counts (the write budgets a store passed).
 
     ``exclude`` names records the agent's context already holds (a resumed session's earlier
     injections): they are left out, and when nothing else is left the digest is empty, since
@@ -227,6 +229,7 @@ def session_digest(
     ]
     if waiting:
         notes.append(f"{waiting} candidate belief(s) await review (`memdir review`).")
+    notes += list(extra_notes)  # write budgets passed (once per session)
     files = list(files)
     near = list(files if touched is None else touched)
     query = context_query(project, git_branch(project), files)

@@ -2,7 +2,7 @@
 
 ``memdir remember --paths "src/billing/**"`` tags the record ``path:src/billing/**``. The digest
 shows it only when the session touched a matching file; the PostToolUse hook injects it when
-the agent reads or edits one (:func:`memdir.kernel.digest.scoped_for_file`). The active scoped
+the agent reads or edits one (:func:`memdir.kernel.index.digest.scoped_for_file`). The active scoped
 records are kept in ``state/path-scoped.json``, keyed by the modification times of the record
 folders (every write renames a file into one), so a hook opens the index only after a change.
 

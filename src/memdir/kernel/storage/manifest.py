@@ -39,11 +39,21 @@ prompt_min_score = 2.0  # per-prompt recall injects only records scoring at leas
 digest_tokens = 400   # session digest, estimated as ceil(UTF-8 bytes / 4)
 prompt_tokens = 300   # per-prompt recall
 rules_tokens = 150    # rules re-surfaced after tool batches and compaction
+active_per_kind = 200   # write budgets: warn (health, dream, the session digest) past these
+candidates = 100        # candidates awaiting review
+map_files = 5000        # files in the file map (anatomy)
 pinned_tokens = 150   # pinned records (`memdir pin`), always in the digest, on top of digest_tokens
 
 [hooks]
 duplicate_read = "deny"   # full re-read of an unchanged file: "deny", "warn" or "off"
 resurface_every = 25      # re-surface the top rules every N tool batches (0: never)
+
+[governor]
+mode = "shape"       # "shape": note before, shorten after (where the host can); "note"; "off"
+min_tokens = 400     # a successful command's output at or under this is never shortened
+head_lines = 15      # lines kept from the start of a shortened output
+tail_lines = 25      # ... and from its end
+skip = []            # commands left alone (shell patterns: "make release", "pytest tests/e2e*")
 
 [policy]
 near_duplicate = 0.7  # shingle similarity at or above which a remember updates instead of adding
@@ -67,9 +77,17 @@ SETTINGS: dict[str, object] = {
     "prompt_tokens": 300,
     "rules_tokens": 150,
     "pinned_tokens": 150,
+    "budget_active_per_kind": 200,
+    "budget_candidates": 100,
+    "budget_map_files": 5000,
     "prompt_min_score": 2.0,
     "duplicate_read": "deny",
     "resurface_every": 25,
+    "governor": "shape",
+    "governor_min_tokens": 400,
+    "governor_head": 15,
+    "governor_tail": 25,
+    "governor_skip": [],
     "near_duplicate": 0.7,
     "promote_corroborated": True,
     "observe_every_seconds": 300,
@@ -92,9 +110,17 @@ class Manifest:
     prompt_tokens: int
     rules_tokens: int
     pinned_tokens: int
+    budget_active_per_kind: int
+    budget_candidates: int
+    budget_map_files: int
     prompt_min_score: float
     duplicate_read: str
     resurface_every: int
+    governor: str
+    governor_min_tokens: int
+    governor_head: int
+    governor_tail: int
+    governor_skip: list[str]
     near_duplicate: float
     promote_corroborated: bool
     observe_every_seconds: int
@@ -167,6 +193,91 @@ def load(store: Path) -> Manifest:
     return settings
 
 
+def map_files(store: Path) -> int:
+    """Return how many files the file map holds, counted without parsing ``anatomy.json``.
+
+    The file holds one mapped file per line between an opening and a closing line
+    (:func:`memdir.kernel.filemap.anatomy.encode`); 0 when there is no map.
+    """
+    try:
+        with open(store / "anatomy.json", "rb") as fh:
+            lines = sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 20), b""))
+    except OSError:
+        return 0
+    return max(lines - 2, 0)
+
+
+def budget_warnings(
+    settings: Manifest, active_by_kind: dict[str, int], candidates: int, mapped: int
+) -> list[dict[str, Any]]:
+    """Return the write budgets a store has passed (issue 11 item 4); never deletes anything.
+
+    Args:
+        settings: The store's manifest (``[budgets] active_per_kind``, ``candidates``,
+            ``map_files``).
+        active_by_kind: Active records per kind.
+        candidates: Candidates awaiting review.
+        mapped: Files in the file map (:func:`map_files`).
+
+    Returns:
+        ``[{"code", "message", "fix"}]``, one per budget passed, each saying what to consolidate.
+    """
+    found: list[dict[str, Any]] = []
+    for kind, count in sorted(active_by_kind.items()):
+        if count > settings.budget_active_per_kind:
+            found.append(
+                {
+                    "code": "over_budget_active",
+                    "message": f"{count} active {kind} records, over the budget of "
+                    f"{settings.budget_active_per_kind} ([budgets] active_per_kind)",
+                    "fix": "consolidate: `memdir dream` lists near-duplicates and stale ones; "
+                    "`memdir correct ID --text …` merges two, `memdir forget ID` retires one "
+                    "(nothing is deleted: history keeps it)",
+                }
+            )
+    if candidates > settings.budget_candidates:
+        found.append(
+            {
+                "code": "over_budget_candidates",
+                "message": f"{candidates} candidates await review, over the budget of "
+                f"{settings.budget_candidates} ([budgets] candidates)",
+                "fix": "`memdir review`: accept, reject or reword them",
+            }
+        )
+    if mapped > settings.budget_map_files:
+        found.append(
+            {
+                "code": "over_budget_map",
+                "message": f"the file map holds {mapped} files, over the budget of "
+                f"{settings.budget_map_files} ([budgets] map_files)",
+                "fix": "leave generated or vendored folders out of git (the map follows "
+                "`git ls-files`), or raise the budget",
+            }
+        )
+    return found
+
+
+def _governor(table: dict[str, Any], where: str) -> dict[str, Any]:
+    """Read the ``[governor]`` table (docs/economy.md), raising ManifestError on a wrong value."""
+    mode = _get(table, "mode", str, "shape", where)
+    if mode not in ("shape", "note", "off"):
+        raise ManifestError(f"{where}: mode must be shape, note or off, not {mode!r}")
+    skip = _get(table, "skip", list, [], where)
+    if not all(isinstance(item, str) for item in skip):
+        raise ManifestError(f"{where}: skip must be a list of command patterns (strings)")
+    values = {
+        "governor": mode,
+        "governor_min_tokens": _get(table, "min_tokens", int, 400, where),
+        "governor_head": _get(table, "head_lines", int, 15, where),
+        "governor_tail": _get(table, "tail_lines", int, 25, where),
+        "governor_skip": list(skip),
+    }
+    for key in ("governor_min_tokens", "governor_head", "governor_tail"):
+        if values[key] < 0:
+            raise ManifestError(f"{where}: {key.removeprefix('governor_')} must not be negative")
+    return values
+
+
 def parse(store: Path) -> Manifest:
     """Read ``store/memdir.toml`` with the TOML parser (see :func:`load`).
 
@@ -220,10 +331,14 @@ def parse(store: Path) -> Manifest:
         prompt_tokens=_get(budgets, "prompt_tokens", int, 300, where + " [budgets]"),
         rules_tokens=_get(budgets, "rules_tokens", int, 150, where + " [budgets]"),
         pinned_tokens=_get(budgets, "pinned_tokens", int, 150, where + " [budgets]"),
+        budget_active_per_kind=_get(budgets, "active_per_kind", int, 200, where + " [budgets]"),
+        budget_candidates=_get(budgets, "candidates", int, 100, where + " [budgets]"),
+        budget_map_files=_get(budgets, "map_files", int, 5000, where + " [budgets]"),
         prompt_min_score=float(
             _get(recall, "prompt_min_score", (int, float), 2.0, where + " [recall]")
         ),
         duplicate_read=duplicate_read,
+        **_governor(_get(data, "governor", dict, {}, where), where + " [governor]"),
         resurface_every=_get(hooks, "resurface_every", int, 25, where + " [hooks]"),
         near_duplicate=float(
             _get(policy, "near_duplicate", (int, float), 0.7, where + " [policy]")

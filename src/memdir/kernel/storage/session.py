@@ -63,6 +63,12 @@ if TYPE_CHECKING:
         injected: list[str]  # record ids this session's context already holds
         reminders: list[str]  # queued for the next prompt
         reminded: bool  # the "nothing was remembered" reminder was queued once
+        failing: list[Any]  # shell commands that failed and have not passed since
+        error_prompt: bool  # a prompt carried an error message
+        edited_since_error: bool
+        fixed: list[Any]  # a command that failed, then passed after an edit
+        bug_logged: bool
+        bug_nudged: bool
         compactions: list[Any]
         ends: list[Any]
         ledger: dict[str, int]  # LEDGER_KEYS -> count or tokens
@@ -113,6 +119,12 @@ def new_state(session_id: str) -> SessionState:
         "injected": [],
         "reminders": [],
         "reminded": False,
+        "failing": [],  # shell commands that failed and have not passed since
+        "error_prompt": False,  # a prompt carried an error message (a traceback, "FAILED")
+        "edited_since_error": False,
+        "fixed": [],  # what the session fixed: a command that failed, then passed after an edit
+        "bug_logged": False,
+        "bug_nudged": False,
         "compactions": [],
         "ends": [],
         "ledger": dict.fromkeys(LEDGER_KEYS, 0),
@@ -351,6 +363,42 @@ def reminder_text(written: list[str]) -> str:
     )
 
 
+FAILING_KEPT = 20
+"""Failed commands a session remembers while waiting to see them pass."""
+
+
+def bug_text(fixed: list[str]) -> str:
+    """Return the reminder queued when a session fixed an error and logged no bug."""
+    what = fixed[0] if len(fixed) == 1 else f"{fixed[0]} (and {len(fixed) - 1} more)"
+    return (
+        f"This session fixed an error: {what}. If the cause is worth remembering, log it: "
+        '`memdir bug log --error "…" --fix "…" [--file PATH]` (the bug_log tool), so the next '
+        "session finds it with `memdir bug search`."
+    )
+
+
+def _apply_fixes(state: SessionState, event: dict[str, Any]) -> None:
+    """Follow errors and their fixes (the bug nudge, issue 11 item 7)."""
+    command = event.get("cmd")
+    if event.get("bug") is True:
+        state["bug_logged"] = True
+    if event.get("wrote") and (state["failing"] or state["error_prompt"]):
+        state["edited_since_error"] = True
+        if state["error_prompt"] and not state["failing"]:
+            state["fixed"].append("an error from the prompt, then an edit")
+            state["error_prompt"] = False
+    if not isinstance(command, str) or not command:
+        return
+    if event.get("ok") is False:
+        if command not in state["failing"]:
+            state["failing"] = [*state["failing"], command][-FAILING_KEPT:]
+    elif event.get("ok") is True and command in state["failing"]:
+        state["failing"] = [c for c in state["failing"] if c != command]
+        if state["edited_since_error"]:
+            state["fixed"].append(f"`{command}` failed, then passed after an edit")
+        state["edited_since_error"] = bool(state["failing"])
+
+
 def _count(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
@@ -360,14 +408,18 @@ def apply(state: SessionState, event: dict[str, Any]) -> None:  # noqa: C901 - o
 
     Kinds (``event["e"]``) and their fields:
 
-    - ``tool``: a tool call: ``belief`` (a memory write succeeded), ``read`` (``rel``,
-      ``mtime_ns``, ``size``, ``ino``, ``sha``, ``full``, ``tokens``; or a list of them, for a
-      shell command reading several files), ``wrote`` (a path, or a list: an ``apply_patch``).
+    - ``tool``: a tool call: ``belief`` (a memory write succeeded), ``bug`` (a bug was logged),
+      ``cmd`` and ``ok`` (a shell command and whether it passed: a command that failed, then
+      passed after an edit, is a fix, and the next ``stop`` queues the bug nudge once),
+      ``read`` (``rel``, ``mtime_ns``, ``size``, ``ino``, ``sha``, ``full``, ``tokens``; or a
+      list of them, for a shell command reading several files), ``wrote`` (a path, or a list:
+      an ``apply_patch``).
     - ``deny``: the read gate refused ``rel`` (with the file as seen: see :func:`same_read`);
       ``count`` adds it to the ledger (``deny`` mode, not ``warn``).
     - ``start``: SessionStart with ``source``; ``compact``: PreCompact/PostCompact (``name``,
       ``trigger``); ``end``: SessionEnd with ``reason``.
-    - ``prompt``: a prompt, with ``beliefs`` stored from it and ``delivered`` reminders.
+    - ``prompt``: a prompt, with ``beliefs`` stored from it and ``delivered`` reminders;
+      ``error``: it carried an error message (an edit after it counts as a fix).
     - ``inject``: ``ids`` shown and ``tokens`` spent; ``batch``: a tool batch; ``stop``: a turn
       ended (``saved``: the MCP server marked a save, so no reminder); ``ledger``: ``add``
       amounts to ledger keys. SessionStart(compact) and the compaction events join one
@@ -394,6 +446,7 @@ def apply(state: SessionState, event: dict[str, Any]) -> None:  # noqa: C901 - o
                 state["reads"].pop(path, None)  # the file changed: a new full read is legitimate
                 if path not in state["written"]:
                     state["written"].append(path)
+        _apply_fixes(state, event)
     elif kind == "deny":
         if deny_applies(state, event):
             earlier = state["reads"][event["rel"]]
@@ -421,6 +474,8 @@ def apply(state: SessionState, event: dict[str, Any]) -> None:  # noqa: C901 - o
     elif kind == "prompt":
         state["prompts"] += 1
         state["beliefs"] += _count(event.get("beliefs"))
+        if event.get("error") is True:
+            state["error_prompt"] = True
         state["reminders"] = state["reminders"][_count(event.get("delivered")) :]
     elif kind == "inject":
         ids = event.get("ids")
@@ -435,6 +490,9 @@ def apply(state: SessionState, event: dict[str, Any]) -> None:  # noqa: C901 - o
         if written and not state["beliefs"] and not state["reminded"] and not saved:
             state["reminders"].append(reminder_text(written))
             state["reminded"] = True
+        if state["fixed"] and not state["bug_logged"] and not state["bug_nudged"]:
+            state["reminders"].append(bug_text(state["fixed"]))
+            state["bug_nudged"] = True
     elif kind == "ledger":
         added = event.get("add")
         for name, amount in added.items() if isinstance(added, dict) else ():

@@ -219,3 +219,20 @@ def test_cline_documented_payloads_are_unnested(store: Path) -> None:
     assert ("Read", "notes.txt", True) in seen and ("Edit", "notes.txt", True) in seen
     assert ("Bash", "ls no-such-file-here", False) in seen
     _no_hook_errors(store)
+
+
+def test_copilot_transcript_never_gives_the_previous_turns_answer(tmp_path: Path) -> None:
+    from memdir.hooks.stop import last_assistant_message
+
+    events = tmp_path / "events.jsonl"
+    rows = [
+        {"type": "user.message", "data": {"content": "Tidy notes.txt"}},
+        {"type": "assistant.message", "data": {"content": "Done."}},
+        {"type": "assistant.turn_end", "data": {}},
+        {"type": "user.message", "data": {"content": "Remember that …"}},
+    ]
+    events.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert last_assistant_message(str(events)) == ""  # agentStop came before the answer
+    rows.append({"type": "assistant.message", "data": {"content": "Noted."}})
+    events.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert last_assistant_message(str(events)) == "Noted."

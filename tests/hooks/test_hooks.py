@@ -306,6 +306,52 @@ def test_prompt_recall_injects_only_relevant_records_not_already_shown(
     assert "retries three times" not in again.context
 
 
+def test_a_prompt_of_weak_words_injects_nothing_and_a_real_question_does(
+    store: Path, hook: Hook
+) -> None:
+    service.remember(store, "Never use pytest -x in CI; the full failure list is needed")
+    service.remember(store, "Use pnpm, not npm, for the web frontend")
+    for prompt in ("rename the variable x to total", "fix it", "make it like the other module"):
+        assert hook("UserPromptSubmit", prompt=prompt).context == "", prompt
+    asked = hook("UserPromptSubmit", prompt="should CI run pytest with -x?").context
+    assert "Never use pytest -x in CI" in asked and "pnpm" not in asked
+
+
+def test_the_preamble_is_told_once_per_context_and_again_after_compaction(
+    store: Path, hook: Hook
+) -> None:
+    from memdir.kernel.lang import fence
+
+    service.remember(store, "The payment service retries three times with jitter")
+    service.remember(store, "Invoices are rendered with WeasyPrint templates")
+    first = hook("UserPromptSubmit", prompt="how does the payment service handle retries?")
+    assert fence.HEADER in first.context and "retries three times" in first.context
+    second = hook("UserPromptSubmit", prompt="which templates render the invoices?")
+    assert "WeasyPrint" in second.context and fence.HEADER not in second.context
+    assert second.context.startswith(f"<{fence.TAG}>\n")  # still fenced as memdir's data
+    hook("PreCompact", trigger="manual")  # Codex and Gemini CLI compact without a SessionStart
+    service.remember(store, "Refunds go through the payment service's refund queue")
+    after = hook("UserPromptSubmit", prompt="how are refunds queued in the payment service?")
+    assert "refund queue" in after.context and fence.HEADER in after.context
+    state = session.load(store, "s1")
+    assert state["preambled"] is True and state["ledger"]["injected_tokens"] > 0
+
+
+def test_a_near_duplicate_is_not_injected_beside_or_after_the_record_it_repeats(
+    store: Path, hook: Hook
+) -> None:
+    for filler in ("Logs are shipped to Loki", "The API is versioned under /v2", "Use pnpm"):
+        service.remember(store, filler)
+    service.remember(store, "Staging deploys run every night at two from the release branch")
+    service.remember(store, "Staging deploys run every night at 02:00 UTC from the release branch")
+    first = hook("UserPromptSubmit", prompt="when do staging deploys run from the release branch?")
+    assert first.context.count("Staging deploys run every night") == 1
+    again = hook("UserPromptSubmit", prompt="staging deploys from the release branch: when?")
+    assert "Staging deploys" not in again.context  # the session holds it already
+    other = hook("UserPromptSubmit", "s2", prompt="do staging deploys use the release branch?")
+    assert other.context.count("Staging deploys run every night") == 1  # a new session: shown
+
+
 def test_stop_journals_the_answer_and_queues_one_reminder(store: Path, hook: Hook) -> None:
     (store.parent / "x.py").write_text("x = 1\n")
     hook(

@@ -66,7 +66,7 @@ def hostile(store: Path) -> dict[str, Any]:
         ("digest_tokens = 400", "digest_tokens = 8000"),
         ("prompt_tokens = 300", "prompt_tokens = 8000"),
         ("rules_tokens = 150", "rules_tokens = 8000"),
-        ("prompt_min_score = 2.0", "prompt_min_score = 0.0"),
+        ("prompt_min_score = 1.0", "prompt_min_score = 0.0"),
         ("resurface_every = 25", "resurface_every = 1"),
     ):
         assert key in text
@@ -99,7 +99,7 @@ def _invisible(text: str, allowed: str = "\n") -> list[str]:
     ]
 
 
-def _check_fence(context: str, records: dict[str, Any]) -> list[str]:
+def _check_fence(context: str, records: dict[str, Any], preamble: bool = True) -> list[str]:
     """Assert the injected block is one intact fence of honest items; return their ids."""
     assert context, "nothing was injected"
     assert _invisible(context) == []
@@ -108,9 +108,10 @@ def _check_fence(context: str, records: dict[str, Any]) -> list[str]:
     assert not re.search(r"<\s*/?\s*system", folded), context
     lines = context.split("\n")
     assert lines[0] == f"<{fence.TAG}>" and lines[-1] == f"</{fence.TAG}>"
-    assert lines[1] == fence.HEADER
+    assert lines[1] == fence.HEADER or not preamble  # later prompts of a session leave it out
+    assert fence.HEADER not in lines[2:]
     shown = []
-    for line in lines[2:-1]:
+    for line in lines[1:-1]:
         if not line.startswith("- "):
             continue  # a title or a note: plain text, never an item
         match = ITEM.match(line)
@@ -139,10 +140,9 @@ def test_prompt_recall_keeps_every_hostile_record_inside_one_honest_fence(
     store: Path, hostile: dict[str, Any]
 ) -> None:
     shown: list[str] = []
-    words = list(HOSTILE)
-    for start in range(0, len(words), 5):
-        prompt = " ".join(words[start : start + 5])
-        shown += _check_fence(_hook(store, "UserPromptSubmit", prompt=prompt).context, hostile)
+    for n, (word, payload) in enumerate(HOSTILE.items()):
+        context = _hook(store, "UserPromptSubmit", prompt=f"{word} {payload}").context
+        shown += _check_fence(context, hostile, preamble=n == 0)
     assert set(shown) == set(hostile) - {r.id for r in hostile.values() if r.origin == "owner"}
 
 

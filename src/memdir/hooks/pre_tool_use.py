@@ -147,6 +147,8 @@ def _gate(event: HookEvent, context: Context) -> HookResult | None:
     if seen is None:
         return None
     deny = {"e": "deny", "rel": rel, **seen, "count": mode == "deny"}
+    if session.model_of(event.raw):
+        deny["model"] = session.model_of(event.raw)  # the saving is priced at this model
     if not session.deny_applies(state, deny):
         return None
     offset = session.record(context.store, event.session, deny)

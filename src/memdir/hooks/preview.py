@@ -55,6 +55,7 @@ def _prompt(event: HookEvent, context: Context) -> HookResult | None:
         min_score=settings.prompt_min_score,
         exclude=state["injected"],
         notes=[*notes, *state["reminders"]],
+        preamble=not state.get("preambled"),
     )
     return HookResult(context=injection.text) if injection.text else None
 

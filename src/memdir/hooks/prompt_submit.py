@@ -7,8 +7,9 @@
    requests are spooled first (:mod:`memdir.kernel.storage.spool`): when this hook runs out of time
    or the store is busy, the next hook run, the observer or ``memdir health`` stores them.
 3. Reminders queued by Stop are delivered once.
-4. Records relevant to the prompt are injected, only above ``[recall] prompt_min_score`` and
-   leaving out what this session was already shown.
+4. Records the prompt earns are injected (:func:`memdir.kernel.digest.prompt_recall`: never
+   on weak words alone, never a near-duplicate, never what the session already holds), the
+   fence's preamble only once per context (again after a compaction or ``/clear``).
 
 Imports: standard library and the kernel only.
 """
@@ -96,6 +97,8 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
     reminders = list(state["reminders"])
     seen = [*state["injected"], *stored]
     change = {"e": "prompt", "beliefs": len(stored), "delivered": len(reminders)}
+    if session.model_of(event.raw):
+        change["model"] = session.model_of(event.raw)  # the ledger is priced per model
     if has_error_text(event.prompt):
         change["error"] = True  # an edit after it is a fix (the bug nudge)
     session.record(context.store, event.session, change)
@@ -107,6 +110,7 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         min_score=settings.prompt_min_score,
         exclude=seen,
         notes=[*notes, *reminders],
+        preamble=not state.get("preambled"),
         user_index=context.user_index,
     )
     if not injection.text:
@@ -115,6 +119,8 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         "e": "inject",
         "ids": [*stored, *injection.ids],
         "tokens": estimate_tokens(injection.text),
+        "preamble": not state.get("preambled"),
+        "withheld": injection.withheld,
     }
     session.record(context.store, event.session, shown)
     return HookResult(context=injection.text)

@@ -59,7 +59,10 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
     """Update the session's state and return the digest to inject."""
     source = event.source or "startup"
     fresh_context = source in ("compact", "clear")
-    session.record(context.store, event.session, {"e": "start", "source": source})
+    start: dict[str, object] = {"e": "start", "source": source}
+    if session.model_of(event.raw):
+        start["model"] = session.model_of(event.raw)  # the ledger is priced per model
+    session.record(context.store, event.session, start)
     state = session.load(context.store, event.session)
     recent = recent_files(state)
     already = list(state["injected"]) if source == "resume" else []  # what its context holds
@@ -98,6 +101,11 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
     )
     if not injection.text:
         return None
-    shown = {"e": "inject", "ids": injection.ids, "tokens": estimate_tokens(injection.text)}
+    shown = {
+        "e": "inject",
+        "ids": injection.ids,
+        "tokens": estimate_tokens(injection.text),
+        "preamble": True,  # the digest opens with the fence's header
+    }
     session.record(context.store, event.session, shown)
     return HookResult(context=injection.text)

@@ -56,7 +56,8 @@ def last_assistant_message(transcript: str) -> str:
     """Return the newest main-agent assistant text in a JSONL transcript ("" if none).
 
     Reads Claude Code's transcript rows, Copilot CLI's ``events.jsonl`` rows and Factory
-    Droid's session rows.
+    Droid's session rows. In Copilot's file a ``user.message`` newer than every answer means this
+    turn's answer is not written yet: "" then, never the previous turn's answer.
 
     Only the transcript's last :data:`TRANSCRIPT_TAIL_BYTES` are read; lines that are not JSON,
     sidechain (subagent) lines and assistant lines holding only tool calls are skipped.
@@ -86,6 +87,8 @@ def last_assistant_message(transcript: str) -> str:
         if not isinstance(row, dict):
             continue
         data = row.get("data")
+        if row.get("type") == "user.message":
+            return ""  # Copilot CLI: this turn's answer is not written yet
         if row.get("type") == "assistant.message" and isinstance(data, dict):
             # Copilot CLI's events.jsonl: {"type": "assistant.message", "data": {"content": …}}
             content = data.get("content")
@@ -113,7 +116,15 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         return None
     answer = event.last_message
     if not answer.strip():  # hosts that send only the common fields: read the transcript
-        answer = last_assistant_message(text_field(event.raw, "transcript_path"))
+        transcript = text_field(event.raw, "transcript_path")
+        answer = last_assistant_message(transcript)
+        # Copilot CLI fires agentStop before it writes the turn's answer to events.jsonl
+        # (seen with 1.0.102): look again a few times, within the hook's budget.
+        tries = 10 if event.host == "copilot" else 0
+        while not answer.strip() and tries and context.remaining() > 0.5:
+            time.sleep(0.1)
+            tries -= 1
+            answer = last_assistant_message(transcript)
     if answer.strip():
         with contextlib.suppress(MemdirError):  # nothing left after private spans: no turn
             journal.append_turn(context.store, "assistant", answer, session=event.session)

@@ -235,9 +235,21 @@ def pending_threads(store: Path, within_minutes: float | None = None) -> list[di
 
 
 def dream(store: Path) -> dict[str, Any]:
-    """Return the read-only hygiene report."""
+    """Return the read-only hygiene report, with the waste report as its ``waste`` section."""
+    from memdir.store import waste as waste_mod
+
     with opened(store) as handle:
-        return hygiene.report(handle, project_root(store))
+        found = hygiene.report(handle, project_root(store))
+        found["waste"] = waste_mod.report(handle, project_root(store))
+        return found
+
+
+def waste(store: Path, days: int = 30) -> dict[str, Any]:
+    """Return the waste report of the last ``days`` days (:mod:`memdir.store.waste`)."""
+    from memdir.store import waste as waste_mod
+
+    with opened(store) as handle:
+        return waste_mod.report(handle, project_root(store), days=days)
 
 
 def bug_log(store: Path, error: str, fix: str, file: str | None, *, caller: Caller) -> Written:

@@ -93,49 +93,101 @@ def central_map(
 
 
 def stats(store: Path, session_id: str | None = None) -> dict[str, Any]:
-    """Return the token ledger per session and in total, plus record counts.
+    """Return the token ledger per session, per model and in total, priced, plus record counts.
 
-    ``tags`` counts active records per tag (wolfmem's ``stats`` by needle tag), most first.
-
-    Sessions come newest first by when they started; sessions started within the same second
-    (the clock's resolution) come by id, last first, so the listing is the same on every run.
+    Each session (and the totals) carries its ``balance``: tokens memdir injected against the
+    tokens its read gate saved, net of the reads of a refused file that followed the refusal
+    (``saved = denied_tokens - reread_tokens``), each priced at the session's model
+    (:mod:`memdir.service.prices`, the manifest's ``[prices]`` over dated defaults);
+    ``withheld_tokens`` (the preamble and records memdir did not repeat) is shown beside it,
+    not counted as saved. ``tags`` counts active records per tag (wolfmem's ``stats`` by
+    needle tag), most first. Sessions come newest first by when they started; sessions started
+    within the same second come by id, last first, so the listing is the same on every run.
     """
-    from memdir.service import opened
+    from memdir.service import opened, prices
 
     states = [session.load(store, session_id)] if session_id else session.all_states(store)
     totals: dict[str, int] = dict.fromkeys(session.LEDGER_KEYS, 0)
     rows = []
-    for state in states:
-        ledger = state.get("ledger", {})
-        for key in totals:
-            totals[key] += int(ledger.get(key, 0))
-        rows.append(
-            {
-                "session": state.get("id"),
-                "started_at": state.get("started_at"),
-                "updated_at": state.get("updated_at"),
-                "prompts": state.get("prompts", 0),
-                "tool_calls": state.get("tool_calls", 0),
-                "files_written": len(state.get("written", [])),
-                "beliefs": state.get("beliefs", 0),
-                "ledger": ledger,
-            }
-        )
-    rows.sort(key=lambda r: (str(r["started_at"] or ""), str(r["session"] or "")), reverse=True)
     with opened(store) as handle:
         records = handle.index.count_by("status")
         kinds = handle.index.count_by("kind", status="active")
+        table, as_of = prices.table(handle.manifest.prices)
         tags: dict[str, int] = {}
         for doc in handle.index.list_docs(statuses=("active",)):
             for tag in doc.get("tags") or ():
                 tags[tag] = tags.get(tag, 0) + 1
     by_tag = dict(sorted(tags.items(), key=lambda item: (-item[1], item[0])))
+    by_model: dict[str, dict[str, int]] = {}
+    for state in states:
+        ledger = state.get("ledger", {})
+        for key in totals:
+            totals[key] += int(ledger.get(key, 0))
+        models: dict[str, Any] = dict(state.get("by_model") or {})
+        if not models and any(int(ledger.get(k, 0)) for k in totals):
+            models = {"unknown": ledger}  # state written before models were recorded
+        for model, amounts in models.items():
+            into = by_model.setdefault(model, dict.fromkeys(session.LEDGER_KEYS, 0))
+            for key in into:
+                into[key] += int(amounts.get(key, 0))
+        rows.append(
+            {
+                "session": state.get("id"),
+                "started_at": state.get("started_at"),
+                "updated_at": state.get("updated_at"),
+                "model": state.get("model") or None,
+                "prompts": state.get("prompts", 0),
+                "tool_calls": state.get("tool_calls", 0),
+                "files_written": len(state.get("written", [])),
+                "beliefs": state.get("beliefs", 0),
+                "ledger": ledger,
+                "balance": _balance(models, table),
+            }
+        )
+    rows.sort(key=lambda r: (str(r["started_at"] or ""), str(r["session"] or "")), reverse=True)
     return {
         "records": records,
         "kinds": kinds,
         "tags": by_tag,
         "totals": totals,
+        "balance": _balance(by_model, table),
+        "models": {m: _balance({m: a}, table) for m, a in sorted(by_model.items())},
+        "prices": {"as_of": as_of, "usd_per_million_input_tokens": table},
         "sessions": rows,
+    }
+
+
+def _balance(models: dict[str, Any], table: dict[str, float]) -> dict[str, Any]:
+    """Return tokens and USD injected against saved, summed over ``models``' ledgers.
+
+    ``*_usd`` are ``None`` when any model with tokens has no price (the tokens still count).
+    """
+    from memdir.service import prices
+
+    injected = saved = withheld = 0
+    injected_usd: float | None = 0.0
+    saved_usd: float | None = 0.0
+    for model, amounts in models.items():
+        got = int(amounts.get("injected_tokens", 0))
+        kept = max(int(amounts.get("denied_tokens", 0)) - int(amounts.get("reread_tokens", 0)), 0)
+        injected, saved = injected + got, saved + kept
+        withheld += int(amounts.get("withheld_tokens", 0))
+        price = prices.price_for(model, table)
+        if price is None and (got or kept):
+            injected_usd = saved_usd = None
+        if injected_usd is not None and saved_usd is not None and price is not None:
+            injected_usd += got * price / 1_000_000
+            saved_usd += kept * price / 1_000_000
+    return {
+        "injected_tokens": injected,
+        "saved_tokens": saved,
+        "net_tokens": saved - injected,
+        "withheld_tokens": withheld,
+        "injected_usd": None if injected_usd is None else round(injected_usd, 6),
+        "saved_usd": None if saved_usd is None else round(saved_usd, 6),
+        "net_usd": None
+        if injected_usd is None or saved_usd is None
+        else round(saved_usd - injected_usd, 6),
     }
 
 

@@ -361,16 +361,31 @@ def dream(store: Path | None, as_json: bool) -> None:
 
     def render(v: dict[str, Any]) -> str:
         if not v["findings"]:
-            return f"{v['active']} active records; nothing to tidy"
+            return f"{v['active']} active records; nothing to tidy\n" + render_waste(
+                v.get("waste") or {}
+            )
         lines = [
             f"{v['active']} active records; "
             + ", ".join(f"{n} {c}" for c, n in v["counts"].items())
         ]
         for f in v["findings"]:
             lines += [f"  {f['code']}: {f['message']}", f"      {f['fix']}"]
-        return "\n".join(lines)
+        return "\n".join(lines) + "\n" + render_waste(v.get("waste") or {})
 
     emit(found, as_json=as_json, render=render)
+
+
+def render_waste(v: dict[str, Any]) -> str:
+    """Return the waste report (``memdir stats --waste``, dream's last section) as text."""
+    if not v.get("findings"):
+        return f"waste (last {v.get('days', 30)} days): nothing found"
+    lines = [
+        f"waste (last {v['days']} days, {v['sessions']} sessions): ~{v['tokens']} tokens; "
+        + ", ".join(f"{n} {c}" for c, n in v["counts"].items())
+    ]
+    for f in v["findings"]:
+        lines += [f"  {f['code']}: {f['message']}", f"      fix: {f['fix']}"]
+    return "\n".join(lines)
 
 
 @click.group()

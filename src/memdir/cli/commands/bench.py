@@ -1,4 +1,4 @@
-"""Benchmark commands: ``memdir bench locomo``."""
+"""Benchmark commands: ``memdir bench locomo`` and ``memdir bench inject``."""
 
 from __future__ import annotations
 
@@ -85,6 +85,25 @@ def locomo(path: Path, ks: str, audit: Path | None, as_json: bool) -> None:
     from memdir.bench.locomo import run
 
     emit(run(path, ks=_ks(ks), audit=audit), as_json=as_json, render=_render)
+
+
+@bench.command()
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--tune", is_flag=True, help="Also search memdir's rule constants on the tune split.")
+@json_option
+def inject(path: Path, tune: bool, as_json: bool) -> None:
+    """Per-prompt injection on LoCoMo observations and coding prompts, beside plain BM25.
+
+    Precision, recall, the share of prompts given nothing and tokens per prompt, on tuning and
+    held-out conversations.
+
+    \b
+    Example:
+        memdir bench inject ../shared/data/locomo/locomo7-dev.json
+    """
+    from memdir.bench.inject import render, run
+
+    emit(run(path, tune=tune), as_json=as_json, render=render)
 
 
 COMMANDS: list[click.Command] = [bench]

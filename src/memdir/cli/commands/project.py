@@ -316,16 +316,50 @@ def map_(budget: int, session_id: str | None, store: Path | None, as_json: bool)
 
 @click.command()
 @click.option("--session", "session_id", default=None, help="Only this session.")
+@click.option("--waste", is_flag=True, help="Where tokens went without need, and the fixes.")
+@click.option(
+    "--days",
+    type=click.IntRange(1),
+    default=30,
+    show_default=True,
+    help="With --waste: how many days of the action log to read.",
+)
 @store_option
 @json_option
-def stats(session_id: str | None, store: Path | None, as_json: bool) -> None:
-    """Show the token ledger (injected, read, refused re-reads) and record counts.
+def stats(
+    session_id: str | None, waste: bool, days: int, store: Path | None, as_json: bool
+) -> None:
+    """Show the token ledger: tokens and cost injected against saved, per session and model.
+
+    Saved is what the duplicate-read gate refused, less the reads of those files that
+    followed; costs use the manifest's [prices] over memdir's dated list prices.
+
+    With --waste: repeated reads, large reads of files never edited, refused
+    re-reads retried, noisy commands, injected beliefs never used and a store no
+    one updates, each with its evidence and the setting or habit that fixes it.
 
     \b
     Example:
         memdir stats
+        memdir stats --waste --days 7
     """
+    if waste:
+        from memdir.cli.commands.agent import render_waste
+        from memdir.service import memory
+
+        emit(memory.waste(resolve(store), days), as_json=as_json, render=render_waste)
+        return
     found = project.stats(resolve(store), session_id)
+
+    def usd(value: float | None) -> str:
+        return "no price" if value is None else f"${value:.4f}"
+
+    def balance(b: dict[str, Any]) -> str:
+        return (
+            f"injected {b['injected_tokens']} tokens ({usd(b['injected_usd'])}), saved "
+            f"{b['saved_tokens']} ({usd(b['saved_usd'])}), net {b['net_tokens']:+d} "
+            f"({usd(b['net_usd'])}); not repeated: {b['withheld_tokens']}"
+        )
 
     def render(v: dict[str, Any]) -> str:
         t = v["totals"]
@@ -336,15 +370,22 @@ def stats(session_id: str | None, store: Path | None, as_json: bool) -> None:
             + (", ".join(f"{n} {k}" for k, n in sorted(v["kinds"].items())) or "none"),
             "active by tag: "
             + (", ".join(f"{n} {t}" for t, n in list(v["tags"].items())[:15]) or "none"),
-            f"tokens injected by memdir: {t['injected_tokens']}",
+            f"balance: {balance(v['balance'])}",
             f"reads: {t['reads']} (~{t['read_tokens']} tokens); full re-reads refused: "
-            f"{t['denied']} (~{t['denied_tokens']} tokens saved)",
-            f"sessions: {len(v['sessions'])}",
+            f"{t['denied']} (~{t['denied_tokens']} tokens, {t['reread_tokens']} read anyway)",
         ]
+        for model, b in v["models"].items():
+            lines.append(f"  {model}: {balance(b)}")
+        lines.append(
+            f"prices: USD per million input tokens as of {v['prices']['as_of']} "
+            "(override in memdir.toml [prices])"
+        )
+        lines.append(f"sessions: {len(v['sessions'])}")
         for s in v["sessions"][:10]:
             lines.append(
-                f"  {s['session']}: {s['prompts']} prompts, {s['tool_calls']} tool calls, "
-                f"{s['files_written']} files written, {s['beliefs']} beliefs saved"
+                f"  {s['session']} ({s['model'] or 'model unknown'}): {s['prompts']} prompts, "
+                f"{s['tool_calls']} tool calls, {s['files_written']} files written, "
+                f"{s['beliefs']} beliefs saved; {balance(s['balance'])}"
             )
         return "\n".join(lines)
 

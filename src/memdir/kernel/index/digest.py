@@ -26,9 +26,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from memdir.kernel.base import validity
-from memdir.kernel.index.recall import recall
+from memdir.kernel.index.recall import Hit, recall
 from memdir.kernel.lang import fence, pathscope
-from memdir.kernel.lang.text import estimate_tokens
+from memdir.kernel.lang.text import STOP_WORDS, estimate_tokens, similarity
 
 TYPE_CHECKING = False  # the hook path never imports typing or dataclasses (start-up cost)
 if TYPE_CHECKING:
@@ -44,13 +44,18 @@ MIRROR_FLAG = "mirror-claude.json"
 
 
 class Injection:
-    """Fenced text for the agent and the records it carries."""
+    """Fenced text for the agent, the records it carries, and the tokens it left out.
 
-    __slots__ = ("ids", "text")
+    ``withheld``: estimated tokens of what would have been injected but the context already
+    held (the preamble after its first time, records shown before and their near-duplicates).
+    """
 
-    def __init__(self, text: str, ids: tuple[str, ...]) -> None:
+    __slots__ = ("ids", "text", "withheld")
+
+    def __init__(self, text: str, ids: tuple[str, ...], withheld: int = 0) -> None:
         self.text = text
         self.ids = ids
+        self.withheld = withheld
 
 
 def _item(doc: dict[str, Any]) -> fence.Item:
@@ -284,47 +289,236 @@ def session_digest(
     return Injection(text, tuple(item.id for item in kept))
 
 
+PROMPT_POOL = 20
+"""Records recall hands the injection rule for one prompt, best first."""
+WEAK_WORDS = frozenset(
+    """
+    fix fixed fixes add added adds make makes made change changes changed update updates
+    updated use uses using used like run runs running file files module modules function
+    functions code line lines thing things stuff work works working need needs want wants
+    please thanks thank ok okay yes yeah sure continue go try help new old get got put set
+    show look looks see write remove delete rename move call test tests one two way
+    """.split()  # noqa: SIM905 - a word list reads best as text
+)
+"""Prompt words too common in coding requests to carry a record on their own ("fix the typo",
+"rename x", "make it like the other module"): a record matched only by these, by one-character
+words or by numbers is never injected."""
+PROMPT_MIN_SCORE = 1.0
+"""The default ``[recall] prompt_min_score`` (chosen with the constants of :data:`PROMPT_RULE`)."""
+PROMPT_RULE: dict[str, float] = {
+    "min_score": PROMPT_MIN_SCORE,
+    "relative": 0.7,
+    "min_strong": 1.0,
+    "named": 1.0,
+    "coverage": 0.7,
+}
+"""The per-prompt injection rule (:func:`injectable`), chosen on LoCoMo conversations 0-3 and
+the coding prompts of even index by ``memdir bench inject --tune`` (mean of recall and the share
+of no-relevant-belief prompts given nothing); conversations 4-6 were only measured
+(docs/benchmarks.md)."""
+COVERAGE_WORDS = 4
+"""A prompt's strong words counted by the coverage test at most."""
+NEAR_DUPLICATE = 0.5
+"""Shingle similarity at or above which a record is not injected beside one it nearly repeats."""
+HELD_COMPARED = 40
+"""Most of the session's earlier injections a new one is compared with for near-duplicates."""
+LEGACY_RULE: dict[str, float] = {
+    "min_score": 2.0,
+    "relative": 0.0,
+    "min_strong": 0.0,
+    "named": 0.0,
+    "coverage": 0.0,
+}
+"""The rule before issue 16: an absolute score threshold alone."""
+
+
+_NAME = re.compile(r"(?<![\w'])([A-Z][a-z]+(?:[A-Z][a-z]+)*)\b")
+
+
+def prompt_names(prompt: str) -> frozenset[str]:
+    """Return the names a prompt mentions: capitalised words not opening a sentence, lowercased.
+
+    "What did Caroline realize after her race?" names ``caroline``; "Fix the typo" names
+    nothing (a sentence's first word is capitalised anyway).
+    """
+    found = set()
+    for match in _NAME.finditer(prompt):
+        before = prompt[: match.start()].rstrip()
+        if not before or before[-1] in ".!?:;\n\"'(":
+            continue
+        word = match.group(1).lower()
+        if word not in STOP_WORDS and word not in WEAK_WORDS:
+            found.add(word)
+    return frozenset(found)
+
+
+def _strong(word: str) -> bool:
+    return len(word) > 1 and not word.isdigit() and word.lower() not in WEAK_WORDS
+
+
+def strong_words(prompt: str) -> int:
+    """Return how many distinct query words of ``prompt`` are strong (not weak, not stop words)."""
+    from memdir.kernel.lang.text import QUESTION_WORDS, query_terms, term_words
+
+    surface = term_words(prompt)
+    terms = query_terms(prompt, extra_stop_words=QUESTION_WORDS)
+    return sum(1 for t in terms if _strong(surface.get(t, t)))
+
+
+def injectable(
+    hits: list[Hit],
+    *,
+    limit: int = 5,
+    min_score: float = 2.0,
+    relative: float = 0.0,
+    min_strong: float = 1.0,
+    names: frozenset[str] = frozenset(),
+    coverage: float = 0.0,
+    prompt_words: int = 0,
+    named: float = 1.0,
+) -> list[Hit]:
+    """Return the hits worth injecting for a prompt, best first (the injection rule).
+
+    Args:
+        hits: Recall's hits for the prompt, best first, with their matched words.
+        limit: Most hits to keep.
+        min_score: A hit scoring below this is dropped.
+        relative: A hit scoring below ``relative × the best score`` is dropped.
+        min_strong: A hit must match at least this many query words that are not weak
+            (:data:`WEAK_WORDS`, one character, a number).
+        names: The prompt's names (:func:`prompt_names`): when it has any, a hit must match
+            one of them ("What did Caroline…" is not answered by a record about Melanie).
+        coverage: A hit must match at least this share of the prompt's ``prompt_words``
+            strong words (:func:`strong_words`), counted up to :data:`COVERAGE_WORDS` (a long
+            prompt with one relevant clause still reaches it).
+        prompt_words: How many strong words the prompt has.
+        named: 0 to ignore ``names`` (the rule before issue 16).
+
+    Returns:
+        The kept hits, at most ``limit``.
+    """
+    if not hits:
+        return []
+    best = hits[0].score
+    kept = []
+    for hit in hits:
+        if hit.score < min_score or hit.score < relative * best:
+            continue
+        if sum(1 for word in hit.matched if _strong(word)) < min_strong:
+            continue
+        if named and names and not names & {word.lower() for word in hit.matched}:
+            continue
+        strong = sum(1 for word in hit.matched if _strong(word))
+        if prompt_words and strong < coverage * min(prompt_words, COVERAGE_WORDS):
+            continue
+        kept.append(hit)
+    return kept[:limit]
+
+
+def rule_grid() -> list[dict[str, float]]:
+    """Return the constants :func:`injectable` is tuned over (``memdir bench inject --tune``)."""
+    return [
+        {"min_score": s, "relative": r, "min_strong": m, "named": n, "coverage": c}
+        for s in (1.0, 0.0, 2.0, 3.0, 5.0)  # ties go to the first: 1.0 keeps tiny stores working
+        for r in (0.0, 0.5, 0.6, 0.7, 0.8)
+        for m in (0.0, 1.0, 2.0)
+        for n in (0.0, 1.0)
+        for c in (0.0, 0.34, 0.5, 0.6, 0.7)
+    ]
+
+
 def prompt_recall(
     index: IndexBackend,
     prompt: str,
     *,
     budget_tokens: int = 300,
-    min_score: float = 2.0,
+    min_score: float = PROMPT_MIN_SCORE,
     exclude: Iterable[str] = (),
     limit: int = 5,
     notes: Iterable[str] = (),
+    preamble: bool = True,
     user_index: IndexBackend | None = None,
 ) -> Injection:
-    """Return the records relevant to a prompt that pass the threshold and were not yet shown.
+    """Return what a prompt earns: the records that pass :func:`injectable` and are new here.
 
-    ``notes`` (what memdir just stored, queued reminders) go in the same fence, first.
-    ``user_index`` (the user store's) is searched too; its records are labelled ``user``.
+    Args:
+        index: The store's index.
+        prompt: The person's prompt.
+        budget_tokens: Hard cap on the fenced block.
+        min_score: ``[recall] prompt_min_score``.
+        exclude: Ids the session's context already holds (injected before, stored from its
+            prompts): never injected again, and a record nearly the same as one of them
+            (:data:`NEAR_DUPLICATE`) is left out too, as is a near-duplicate of a record
+            kept before it.
+        limit: Most records.
+        notes: Lines that go in the same fence first (what memdir just stored, reminders).
+        preamble: Whether the fence opens with :data:`fence.HEADER`; a session is told it
+            once (and again after a compaction), not on every prompt.
+        user_index: The user store's index: searched too, its records labelled ``user``
+            (issue 10, mark 4). Every hit passes :func:`validity.served` for its store's scope.
+
+    Returns:
+        The fenced text ("" when nothing earns a place) and the ids it carries.
     """
-    skip = set(exclude)
+    skip = list(dict.fromkeys(exclude))
+    held_ids = set(skip)
     notes = list(notes)
-    found = [
-        (h, "project")
-        for h in recall(index, prompt, limit=limit + len(skip), min_score=min_score).hits
+    pool = [
+        h
+        for h in recall(index, prompt, limit=PROMPT_POOL + len(skip), min_score=0.0).hits
+        if validity.served(h.doc, scope="project")
     ]
     if user_index is not None:
-        found += [
-            (h, "user")
-            for h in recall(user_index, prompt, limit=limit + len(skip), min_score=min_score).hits
+        pool += [
+            h
+            for h in recall(user_index, prompt, limit=PROMPT_POOL, min_score=0.0).hits
+            if validity.served(h.doc, scope="user")
         ]
-    found.sort(key=lambda pair: -pair[0].score)
-    hits = [
-        h for h, scope in found if h.doc["id"] not in skip and validity.served(h.doc, scope=scope)
-    ][:limit]
-    if not hits and not notes:
-        return Injection("", ())
+        pool.sort(key=lambda h: -h.score)
+    earned = injectable(
+        pool,
+        limit=len(pool),
+        min_score=min_score,
+        names=prompt_names(prompt),
+        prompt_words=strong_words(prompt),
+        **{k: v for k, v in PROMPT_RULE.items() if k != "min_score"},
+    )
+    held = _held_texts(index, skip[-HELD_COMPARED:]) if earned else []
+    fresh: list[Hit] = []
+    withheld = skipped = 0
+    for hit in earned:
+        text = str(hit.doc.get("text", ""))
+        if hit.doc["id"] in held_ids or any(similarity(text, o) >= NEAR_DUPLICATE for o in held):
+            if skipped < limit:  # what the old rule would have shown again, at most ``limit``
+                withheld += estimate_tokens(_item(hit.doc).render()) + 1
+                skipped += 1
+            continue
+        held.append(text)
+        fresh.append(hit)
+        if len(fresh) == limit:
+            break
+    if not fresh and not notes:
+        return Injection("", (), withheld)
     text, kept = fence.render(
-        [_item(h.doc) for h in hits],
-        title="Relevant to this prompt:" if hits else "",
+        [_item(h.doc) for h in fresh],
+        title="Relevant to this prompt:" if fresh else "",
         notes=notes,
         budget_tokens=budget_tokens,
+        header=preamble,
     )
+    if not preamble:
+        withheld += estimate_tokens(fence.HEADER) + 1
+    return Injection(text, tuple(item.id for item in kept), withheld)
 
-    return Injection(text, tuple(item.id for item in kept))
+
+def _held_texts(index: IndexBackend, ids: list[str]) -> list[str]:
+    """Return the texts of the records ``ids`` names (those still in the index)."""
+    texts = []
+    for record_id in ids:
+        doc = index.get_doc(record_id)
+        if doc is not None:
+            texts.append(str(doc.get("text", "")))
+    return texts
 
 
 def top_rules(

@@ -106,6 +106,19 @@ class PlainTextSearch:
         ).fetchall()
         return [int(r[0]) for r in rows]
 
+    def scored(self, words: list[str], k: int) -> list[tuple[int, float]]:
+        """Return the ``k`` best texts holding any of ``words`` as (position, ``-bm25()``).
+
+        Used by ``memdir bench inject``, whose reference injects what passes a threshold.
+        """
+        if not words:
+            return []
+        match = " OR ".join(_quoted(w) for w in words)
+        rows = self._conn.execute(
+            "SELECT rowid, -bm25(t) FROM t WHERE t MATCH ? ORDER BY bm25(t) LIMIT ?", (match, k)
+        ).fetchall()
+        return [(int(r[0]), float(r[1])) for r in rows]
+
     def close(self) -> None:
         """Drop the table."""
         self._conn.close()

@@ -115,6 +115,7 @@ def render(
     title: str = "",
     notes: Iterable[str] = (),
     budget_tokens: int | None = None,
+    header: bool = True,
 ) -> tuple[str, list[Item]]:
     """Return the fenced block and the items that fit, in order, under ``budget_tokens``.
 
@@ -124,11 +125,14 @@ def render(
         title: A line after the header (e.g. "Rules for this session").
         notes: Plain lines placed before the items (counts, pending review), neutralised too.
         budget_tokens: Hard cap on the whole block, estimated as ceil(UTF-8 bytes / 4).
+        header: Whether :data:`HEADER` opens the block (once per session is enough: the
+            fence tag still marks every block as memdir's reference data).
 
     Returns:
         ``(text, kept)``; ``text`` is empty when nothing but the frame would be shown.
     """
-    head = [f"<{TAG}>", HEADER]
+    head = [f"<{TAG}>", HEADER] if header else [f"<{TAG}>"]
+    frame = len(head)
     if title:
         head.append(neutralise(title))
     head += [neutralise(note) for note in notes if note]
@@ -144,7 +148,7 @@ def render(
         lines.append(line)
         kept.append(item)
         used += cost
-    if not lines and len(head) == 2:
+    if not lines and len(head) == frame:
         return "", []
     if budget_tokens is not None and used > budget_tokens:
         return "", []

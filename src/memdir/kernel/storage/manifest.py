@@ -33,7 +33,7 @@ limit = 10            # results per recall
 decay = false         # forgetting curve (half-life by importance); off by default
 min_score = 0.0       # results below this score are left out
 
-prompt_min_score = 2.0  # per-prompt recall injects only records scoring at least this
+prompt_min_score = 1.0  # per-prompt recall injects only records scoring at least this
 
 [budgets]
 digest_tokens = 400   # session digest, estimated as ceil(UTF-8 bytes / 4)
@@ -64,6 +64,10 @@ stale_days = 180      # `memdir dream` calls low-importance records untouched th
 observe_every_seconds = 300  # the Stop hook starts a background `memdir observe --once` this often
 min_lines = 1         # distil once this many worthy new turns wait (fewer: kept for later)
 
+[prices]  # USD per million input tokens by model name prefix, over memdir's dated defaults
+# as_of = "2026-12-01"
+# "claude-opus" = 5.0
+
 """
 
 
@@ -80,7 +84,7 @@ SETTINGS: dict[str, object] = {
     "budget_active_per_kind": 200,
     "budget_candidates": 100,
     "budget_map_files": 5000,
-    "prompt_min_score": 2.0,
+    "prompt_min_score": 1.0,
     "duplicate_read": "deny",
     "resurface_every": 25,
     "governor": "shape",
@@ -94,6 +98,7 @@ SETTINGS: dict[str, object] = {
     "observe_min_lines": 1,
     "stale_days": 180,
     "index_backend": "",
+    "prices": {},
 }
 """Every setting with its default (the TOML keys are documented in :data:`TEMPLATE`)."""
 
@@ -127,13 +132,16 @@ class Manifest:
     observe_min_lines: int
     stale_days: int
     index_backend: str
+    prices: dict[str, Any]
 
     def __init__(self, **values: Any) -> None:
         unknown = set(values) - set(SETTINGS)
         if unknown:
             raise TypeError(f"unknown settings: {sorted(unknown)}")
         for key, default in SETTINGS.items():
-            setattr(self, key, values.get(key, default))
+            setattr(
+                self, key, values.get(key, dict(default) if isinstance(default, dict) else default)
+            )
 
     def to_json(self) -> dict[str, Any]:
         """Return every setting as a JSON object."""
@@ -191,6 +199,23 @@ def load(store: Path) -> Manifest:
     except (OSError, NameError):
         pass  # a read-only store still works, it just parses TOML every time
     return settings
+
+
+def _prices(table: dict[str, Any], where: str) -> dict[str, Any]:
+    """Return the ``[prices]`` table checked: ``as_of`` a string, every other value a price.
+
+    Raises:
+        ManifestError: a price that is not a number at or above zero, or a non-string date.
+    """
+    for key, value in table.items():
+        if key == "as_of":
+            if not isinstance(value, str):
+                raise ManifestError(f'{where}: as_of must be a date string, e.g. "2026-12-01"')
+        elif isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            raise ManifestError(
+                f"{where}: {key} must be USD per million input tokens (a number >= 0)"
+            )
+    return {k: (v if k == "as_of" else float(v)) for k, v in table.items()}
 
 
 def map_files(store: Path) -> int:
@@ -321,7 +346,9 @@ def parse(store: Path) -> Manifest:
     scope = _get(data, "scope", str, "project", where)
     if scope not in ("project", "user"):
         raise ManifestError(f'{where}: scope must be "project" or "user", not {scope!r}')
+    prices = _prices(_get(data, "prices", dict, {}, where), where + " [prices]")
     return Manifest(
+        prices=prices,
         format=fmt,
         scope=scope,
         recall_limit=_get(recall, "limit", int, 10, where + " [recall]"),
@@ -335,7 +362,7 @@ def parse(store: Path) -> Manifest:
         budget_candidates=_get(budgets, "candidates", int, 100, where + " [budgets]"),
         budget_map_files=_get(budgets, "map_files", int, 5000, where + " [budgets]"),
         prompt_min_score=float(
-            _get(recall, "prompt_min_score", (int, float), 2.0, where + " [recall]")
+            _get(recall, "prompt_min_score", (int, float), 1.0, where + " [recall]")
         ),
         duplicate_read=duplicate_read,
         **_governor(_get(data, "governor", dict, {}, where), where + " [governor]"),

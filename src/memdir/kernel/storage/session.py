@@ -69,6 +69,9 @@ if TYPE_CHECKING:
         fixed: list[Any]  # a command that failed, then passed after an edit
         bug_logged: bool
         bug_nudged: bool
+        preambled: bool  # the fence's header was shown in this context
+        model: str  # the model the host last named; "" when unknown
+        by_model: dict[str, dict[str, int]]  # model -> ledger amounts while it was in use
         compactions: list[Any]
         ends: list[Any]
         ledger: dict[str, int]  # LEDGER_KEYS -> count or tokens
@@ -89,6 +92,8 @@ LEDGER_KEYS = (
     "read_tokens",  # their estimated size
     "denied",  # full re-reads refused by the duplicate-read gate
     "denied_tokens",  # what those re-reads would have cost
+    "reread_tokens",  # reads of a refused file that followed the refusal (cancel its saving)
+    "withheld_tokens",  # what memdir left out because the context held it (preamble, records)
 )
 
 
@@ -117,6 +122,7 @@ def new_state(session_id: str) -> SessionState:
         "tool_calls": 0,
         "prompts": 0,
         "injected": [],
+        "preambled": False,
         "reminders": [],
         "reminded": False,
         "failing": [],  # shell commands that failed and have not passed since
@@ -128,6 +134,8 @@ def new_state(session_id: str) -> SessionState:
         "compactions": [],
         "ends": [],
         "ledger": dict.fromkeys(LEDGER_KEYS, 0),
+        "model": "",  # the model the host last named (payload ``model``), "" when unknown
+        "by_model": {},  # model -> ledger amounts counted while it was the session's model
     }
 
 
@@ -363,6 +371,22 @@ def reminder_text(written: list[str]) -> str:
     )
 
 
+def model_of(payload: dict[str, Any] | None) -> str:
+    """Return the model a host payload names (Claude Code's SessionStart, Codex's every event).
+
+    ``""`` when the payload has no ``model`` string; cut to 80 characters.
+    """
+    value = (payload or {}).get("model")
+    return value.strip()[:80] if isinstance(value, str) else ""
+
+
+def _add(state: SessionState, key: str, amount: int) -> None:
+    """Add ``amount`` to ledger ``key``, in total and under the session's current model."""
+    state["ledger"][key] = _count(state["ledger"].get(key)) + amount
+    per = state["by_model"].setdefault(state.get("model") or "unknown", {})
+    per[key] = _count(per.get(key)) + amount
+
+
 FAILING_KEPT = 20
 """Failed commands a session remembers while waiting to see them pass."""
 
@@ -420,18 +444,21 @@ def apply(state: SessionState, event: dict[str, Any]) -> None:  # noqa: C901 - o
       ``trigger``); ``end``: SessionEnd with ``reason``.
     - ``prompt``: a prompt, with ``beliefs`` stored from it and ``delivered`` reminders;
       ``error``: it carried an error message (an edit after it counts as a fix).
-    - ``inject``: ``ids`` shown and ``tokens`` spent; ``batch``: a tool batch; ``stop``: a turn
-      ended (``saved``: the MCP server marked a save, so no reminder); ``ledger``: ``add``
-      amounts to ledger keys. SessionStart(compact) and the compaction events join one
-      compaction (:func:`join_compaction`).
+    - ``inject``: ``ids`` shown and ``tokens`` spent (``preamble``: the fence's header was
+      in it, so later injections leave it out until a new context); ``batch``: a tool batch;
+      ``stop``: a turn ended (``saved``: the MCP server marked a save, so no reminder);
+      ``ledger``: ``add`` amounts to ledger keys. SessionStart(compact) and the compaction
+      events join one compaction (:func:`join_compaction`).
 
     An unknown kind, or a field of the wrong type, changes nothing.
     """
     kind = event.get("e")
     at = event.get("at")
+    model = event.get("model")
+    if isinstance(model, str) and model:
+        state["model"] = model[:80]
     if isinstance(at, str) and at > str(state.get("updated_at", "")):
         state["updated_at"] = at
-    ledger = state["ledger"]
     if kind == "tool":
         state["tool_calls"] += 1
         if event.get("belief") is True:
@@ -452,8 +479,8 @@ def apply(state: SessionState, event: dict[str, Any]) -> None:  # noqa: C901 - o
             earlier = state["reads"][event["rel"]]
             earlier["denied"] = 1
             if event.get("count") is True:
-                ledger["denied"] += 1
-                ledger["denied_tokens"] += _count(earlier.get("tokens"))
+                _add(state, "denied", 1)
+                _add(state, "denied_tokens", _count(earlier.get("tokens")))
     elif kind == "start":
         source = str(event.get("source") or "startup")
         state["starts"] += 1
@@ -464,8 +491,10 @@ def apply(state: SessionState, event: dict[str, Any]) -> None:  # noqa: C901 - o
             state["generation"] += 1  # a cleared context holds none of the earlier reads
         if source != "resume":
             state["injected"] = []
+            state["preambled"] = False
     elif kind == "compact":
         _apply_compact(state, event)
+        state["preambled"] = False  # the compacted context may have lost the preamble
     elif kind == "end":
         activity = [state["prompts"], state["tool_calls"], state["starts"]]
         ends = state["ends"]
@@ -481,7 +510,11 @@ def apply(state: SessionState, event: dict[str, Any]) -> None:  # noqa: C901 - o
         ids = event.get("ids")
         if isinstance(ids, list):
             state["injected"] = list(dict.fromkeys([*state["injected"], *map(str, ids)]))
-        ledger["injected_tokens"] += _count(event.get("tokens"))
+        if event.get("preamble") is True:
+            state["preambled"] = True
+        _add(state, "injected_tokens", _count(event.get("tokens")))
+        if _count(event.get("withheld")):
+            _add(state, "withheld_tokens", _count(event.get("withheld")))
     elif kind == "batch":
         state["batches"] += 1
     elif kind == "stop":
@@ -497,7 +530,7 @@ def apply(state: SessionState, event: dict[str, Any]) -> None:  # noqa: C901 - o
         added = event.get("add")
         for name, amount in added.items() if isinstance(added, dict) else ():
             if isinstance(name, str):
-                ledger[name] = _count(ledger.get(name)) + _count(amount)
+                _add(state, name, _count(amount))
 
 
 def _apply_read(state: SessionState, read: dict[str, Any]) -> None:
@@ -505,6 +538,10 @@ def _apply_read(state: SessionState, read: dict[str, Any]) -> None:
     previous = state["reads"].get(rel, {})
     same = previous.get("generation") == state["generation"] and same_read(previous, read)
     tokens = _count(read.get("tokens"))
+    if previous.get("denied") and previous.get("generation") == state["generation"]:
+        # The agent read the refused file anyway (a range, or after a change): the refusal
+        # saved at most the difference.
+        _add(state, "reread_tokens", min(tokens, _count(previous.get("tokens"))))
     state["reads"][rel] = {
         **{k: read.get(k) for k in ("mtime_ns", "size", "ino", "sha")},
         "generation": state["generation"],
@@ -512,8 +549,8 @@ def _apply_read(state: SessionState, read: dict[str, Any]) -> None:
         "denied": previous.get("denied", 0) if same else 0,
         "tokens": tokens,
     }
-    state["ledger"]["reads"] += 1
-    state["ledger"]["read_tokens"] += tokens
+    _add(state, "reads", 1)
+    _add(state, "read_tokens", tokens)
 
 
 def _activity(state: SessionState) -> list[int]:

@@ -176,7 +176,9 @@ def test_digest_and_prompt_injection(fixture_store: Path) -> None:
             "hook_event_name": "UserPromptSubmit",
             "cwd": str(project),
         }
-        prompt = f"what do we know about {PAIRS[topic][0]}?"
+        # the live belief's own words (the prompt rule injects only what a prompt earns);
+        # the excluded record shares the topic words
+        prompt = f"is it still true that {_live(topic).lower().rstrip('.')}?"
         run = run_hook("UserPromptSubmit", {**payload, "prompt": prompt}, cwd=project)
         _check(topic, run.context)
 

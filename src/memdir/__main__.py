@@ -19,6 +19,8 @@ def main(argv: list[str] | None = None) -> None:
         from memdir.hooks.dispatch import run
 
         raise SystemExit(run(args[1:]))
+    if args[:1] == ["serve"] and _serve_fast(args[1:]):
+        raise SystemExit(0)
     if args == ["--version"]:
         from memdir import __version__
 
@@ -33,6 +35,31 @@ def main(argv: list[str] | None = None) -> None:
 
     cli.json_requested = "--json" in args
     cli.main(args=args, prog_name="memdir")
+
+
+def _serve_fast(rest: list[str]) -> bool:
+    """Run ``memdir serve [--store DIR]`` without click (issue 16: a fast MCP start).
+
+    Returns False (the click command then runs, with its usual errors) for other arguments, a
+    store that cannot be found, or a terminal on stdin.
+    """
+    if rest not in ([],) and not (len(rest) == 2 and rest[0] == "--store"):
+        return False
+    if sys.stdin.isatty():
+        return False
+    from pathlib import Path
+
+    from memdir.kernel.base.errors import MemdirError
+    from memdir.kernel.storage.paths import resolve_store
+
+    try:
+        store = resolve_store(Path(rest[1]) if rest else None)
+    except (MemdirError, OSError):
+        return False
+    from memdir.mcp.start import serve
+
+    serve(store)
+    return True
 
 
 REEXEC_GUARD = "MEMDIR_UTF8_REEXEC"

@@ -352,6 +352,20 @@ def test_a_near_duplicate_is_not_injected_beside_or_after_the_record_it_repeats(
     assert other.context.count("Staging deploys run every night") == 1  # a new session: shown
 
 
+def test_a_record_the_agent_saved_through_mcp_is_not_injected_back_to_it(
+    store: Path, hook: Hook, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memdir.kernel.storage import saves
+
+    hook("UserPromptSubmit", "s-mcp", prompt="hello")  # the session starts before the save
+    made = service.remember(store, "The billing worker retries failed Stripe charges hourly")
+    monkeypatch.setenv("MEMDIR_SESSION_ID", "s-mcp")  # as the MCP server serving s-mcp marks it
+    saves.mark(store, tool="memory_remember", record_id=made.record.id)
+    prompt = "how often does the billing worker retry failed Stripe charges?"
+    assert "billing worker" not in hook("UserPromptSubmit", "s-mcp", prompt=prompt).context
+    assert "billing worker" in hook("UserPromptSubmit", "s-other", prompt=prompt).context
+
+
 def test_stop_journals_the_answer_and_queues_one_reminder(store: Path, hook: Hook) -> None:
     (store.parent / "x.py").write_text("x = 1\n")
     hook(

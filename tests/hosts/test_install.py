@@ -512,13 +512,13 @@ def test_a_refused_install_creates_nothing(project: Path, monkeypatch: pytest.Mo
     monkeypatch.chdir(project)
     exclude = (project / ".git" / "info" / "exclude").read_bytes()
     before = sorted(p.name for p in project.iterdir())
-    refused = run_cli("install", "--host", "opencode")
+    refused = run_cli("install", "--host", "openclaw")
     assert refused.exit_code == 2
-    assert "cannot install OpenCode: memdir has no OpenCode adapter yet" in refused.stderr
+    assert "cannot install OpenClaw: memdir has no OpenClaw adapter yet" in refused.stderr
     assert sorted(p.name for p in project.iterdir()) == before
-    unwired = run_cli("uninstall", "--host", "opencode")
+    unwired = run_cli("uninstall", "--host", "openclaw")
     assert unwired.exit_code == 2
-    assert "cannot uninstall OpenCode: memdir has no OpenCode adapter" in unwired.stderr
+    assert "cannot uninstall OpenClaw: memdir has no OpenClaw adapter" in unwired.stderr
     assert "install into" not in unwired.stderr
     assert (project / ".git" / "info" / "exclude").read_bytes() == exclude
     missing = run_cli("install", "--host", "claude-code", "--dir", str(project / "no" / "such"))

@@ -252,7 +252,7 @@ def _noisy_env(store: Path, tmp_path: Path) -> dict[str, str]:
     }
 
 
-INITIALIZE = {
+INITIALIZE: dict[str, Any] = {
     "jsonrpc": "2.0",
     "id": 1,
     "method": "initialize",

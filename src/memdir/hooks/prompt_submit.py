@@ -25,7 +25,7 @@ from memdir.kernel.base.explicit import find_requests
 from memdir.kernel.index import digest
 from memdir.kernel.lang.redact import redact
 from memdir.kernel.lang.text import estimate_tokens
-from memdir.kernel.storage import journal, session
+from memdir.kernel.storage import journal, saves, session
 
 
 def _store_requests(
@@ -95,7 +95,10 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
     notes, stored = _store_requests(event, context, citation)
     state = session.load(context.store, event.session)
     reminders = list(state["reminders"])
-    seen = [*state["injected"], *stored]
+    # The context already holds what was injected, stored from its prompts, or saved by the
+    # agent itself through MCP (kernel.storage.saves): none of it is injected again.
+    saved = saves.ids_for(context.store, event.session, str(state["started_at"]))
+    seen = [*state["injected"], *stored, *(i for i in saved if i)]
     change = {"e": "prompt", "beliefs": len(stored), "delivered": len(reminders)}
     if session.model_of(event.raw):
         change["model"] = session.model_of(event.raw)  # the ledger is priced per model

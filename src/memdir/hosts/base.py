@@ -28,6 +28,7 @@ class HostSpec:
     binary: str = ""
     mcp_timeout_ms: int = 0
     notes: str = ""
+    loses: str = ""  # what memdir cannot do in this host, in words
     hooks_format: str = "groups"  # "groups", "copilot", "cursor", "windsurf", "cline-scripts"
     also: dict[str, str] = field(default_factory=dict)  # more host events -> canonical
     instructions_header: str = ""  # front matter a created rules file starts with

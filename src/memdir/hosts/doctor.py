@@ -72,10 +72,14 @@ def _our_commands(
     return [str(h.get("command", h.get("bash"))) for h in handlers if installer.is_our_handler(h)]
 
 
-def _wiring(spec: HostSpec, project: Path, shared: bool) -> list[dict[str, Any]]:
+def _wiring(  # noqa: C901 - one check per piece of a host's wiring (hooks, MCP, instructions)
+    spec: HostSpec, project: Path, shared: bool
+) -> list[dict[str, Any]]:
     scope = spec.scope(shared)
     fix = f"memdir install --host {spec.name}" + (" --shared" if shared else "")
-    checks = []
+    checks: list[dict[str, Any]] = []
+    if scope.get("plugin"):
+        return _plugin_wiring(spec, project, shared)
     hooks_file = project / str(scope.get("hooks"))
     hooks: dict[str, Any] | None = {}
     if spec.hooks_format == "cline-scripts":
@@ -174,6 +178,95 @@ def _instructions_check(project: Path, scope: dict[str, object], fix: str) -> li
             "" if block else fix,
         )
     ]
+
+
+def _plugin_wiring(spec: HostSpec, project: Path, shared: bool) -> list[dict[str, Any]]:
+    """Check a plugin host's wiring: memdir's plugin file, the command it runs, MCP, block."""
+    scope = spec.scope(shared)
+    fix = f"memdir install --host {spec.name}"
+    plugin = project / str(scope.get("plugin"))
+    try:
+        text = plugin.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        text = ""
+    checks = []
+    if not text.startswith(installer.PLUGIN_MARK):
+        detail = f"{plugin} is missing" if not text else f"{plugin} is not memdir's plugin"
+        checks.append(_check("plugin", False, detail, fix))
+    else:
+        stale = text != installer.plugin_text(spec.name, str(scope.get("command", "path")))
+        checks.append(
+            _check(
+                "plugin",
+                not stale,
+                f"memdir's plugin in {plugin}"
+                + (" is from another memdir version" if stale else ""),
+                fix if stale else "",
+            )
+        )
+        found = re.search(r"const COMMAND = (\[.*?\]);", text)
+        command = json.loads(found.group(1))[0] if found else "memdir"
+        where = shutil.which(command) if os.sep not in command else command
+        if where is None or not Path(where).exists():
+            checks.append(
+                _check(
+                    "command",
+                    False,
+                    f"the plugin's command `{command}` cannot be found from this shell",
+                    installer.PATH_HELP,
+                )
+            )
+        else:
+            checks.append(_check("command", True, f"the plugin runs {where}"))
+    mcp_file = project / str(scope.get("mcp"))
+    try:
+        servers = json.loads(mcp_file.read_text(encoding="utf-8")).get("mcp", {})
+    except (OSError, ValueError, AttributeError):
+        servers = {}
+    ours = isinstance(servers, dict) and isinstance(servers.get("memdir"), dict)
+    enabled = ours and servers["memdir"].get("enabled", True) is not False
+    checks.append(
+        _check(
+            "mcp entry",
+            bool(enabled),
+            f"memdir's server {'in' if enabled else 'missing from (or disabled in)'} {mcp_file}",
+            "" if enabled else fix,
+        )
+    )
+    instructions = project / str(scope.get("instructions"))
+    try:
+        block = installer.BLOCK_BEGIN in instructions.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        block = False
+    checks.append(
+        _check(
+            "instructions",
+            block,
+            f"memdir's block {'in' if block else 'missing from'} {instructions}",
+            "" if block else fix,
+        )
+    )
+    return checks
+
+
+def _ask_opencode(
+    spec: HostSpec, binary: str, project: Path, timeout: float
+) -> list[dict[str, Any]]:
+    """Ask ``opencode mcp list`` (``kilo mcp list``) whether memdir's server connects."""
+    name = f"server ({spec.binary} mcp list)"
+    code, out = _run([binary, "mcp", "list"], project, timeout)
+    line = next((ln for ln in out.splitlines() if re.search(r"\bmemdir\b", ln)), "")
+    if code is None or not line:
+        return [
+            _check(
+                name,
+                False,
+                (out.strip() or "no answer")[-300:],
+                f"memdir install --host {spec.name}",
+            )
+        ]
+    clean = re.sub(r"\x1b\[[0-9;]*m", "", line).strip()
+    return [_check(name, "connected" in clean.lower(), clean)]
 
 
 def _run(
@@ -486,6 +579,8 @@ def diagnose(
             checks += _ask_codex(binary, project, timeout)
         elif spec.name == "gemini":
             checks += _ask_gemini(binary, project, timeout)
+        elif spec.name in ("opencode", "kilo"):
+            checks += _ask_opencode(spec, binary, project, timeout)
         elif spec.name == "copilot":
             checks += _ask_copilot(binary, project, timeout)
         elif spec.name == "qwen":

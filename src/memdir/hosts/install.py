@@ -197,6 +197,8 @@ def server_entry(spec: HostSpec, style: str, fmt: str) -> dict[str, Any]:
         entry = {"command": sys.executable, "args": ["-m", "memdir", "serve"]}
     if fmt in ("mcpServers", "claude-local") and spec.name in ("claude-code", "copilot"):
         entry = {"type": "stdio", **entry}  # the same entry in a .mcp.json both hosts read
+    if fmt == "opencode":  # OpenCode and Kilo: one command array, ``type: local``
+        entry = {"type": "local", "command": [entry["command"], *entry["args"]], "enabled": True}
     if spec.mcp_timeout_ms:
         entry["timeout"] = spec.mcp_timeout_ms
     return entry
@@ -540,6 +542,96 @@ def _edit_toml_servers(
     return out.encode("utf-8")
 
 
+# --- plugin hosts (OpenCode, Kilo Code): the plugin file and the ``mcp`` object ---------------
+
+PLUGIN_ASSETS = Path(__file__).resolve().parent / "assets"
+"""The plugins memdir ships as package data (``opencode-plugin.js``)."""
+PLUGIN_MARK = "// memdir plugin for"
+"""The first words of every plugin file memdir writes: how install knows the file is its own."""
+_PLUGIN_TEMPLATES = {"opencode": "opencode-plugin.js", "kilo": "opencode-plugin.js"}
+
+
+def plugin_text(host: str, style: str) -> str:
+    """Return the plugin file memdir writes for ``host``, its hook command filled in.
+
+    Args:
+        host: a plugin host's ``--host`` name (``opencode``, ``kilo``).
+        style: ``"path"`` (the bare ``memdir`` on PATH) or ``"absolute"`` (this interpreter).
+
+    Raises:
+        MemdirError: the packaged template is missing (a broken install of memdir).
+    """
+    template = PLUGIN_ASSETS / _PLUGIN_TEMPLATES.get(host, "opencode-plugin.js")
+    try:
+        text = template.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise MemdirError(f"memdir's plugin template {template} is missing ({exc})") from exc
+    command = ["memdir"] if style == "path" else [sys.executable, "-m", "memdir"]
+    text = text.replace(
+        'const COMMAND = ["memdir"]; // memdir:command',
+        f"const COMMAND = {json.dumps(command)}; // memdir:command",
+    )
+    return text.replace(
+        'const HOST = "opencode"; // memdir:host', f'const HOST = "{host}"; // memdir:host'
+    )
+
+
+def plugin_file(path: Path, raw: Any, host: str, style: str, remove: bool) -> bytes | None:
+    """Return the plugin file's new bytes (``None``: delete it), refusing a file not memdir's.
+
+    Raises:
+        ConfigError: ``path`` exists and is not a plugin memdir wrote; it is left unchanged.
+    """
+    before = raw.encode("utf-8") if isinstance(raw, str) else raw
+    if before is not None and not before.startswith(PLUGIN_MARK.encode()):
+        if remove:
+            return before
+        raise ConfigError(
+            f"{path} exists and is not memdir's plugin; it was left unchanged. Move it away, "
+            "then install again"
+        )
+    if remove:
+        return None
+    return plugin_text(host, style).encode("utf-8")
+
+
+def _is_our_opencode_server(entry: Any) -> bool:
+    if not isinstance(entry, dict) or not isinstance(entry.get("command"), list):
+        return False
+    command = [str(part) for part in entry["command"]]
+    return command[-2:] == ["memdir", "serve"] or (
+        bool(command)
+        and Path(command[0]).name in ("memdir", "memdir.exe")
+        and command[1:] == ["serve"]
+    )
+
+
+def _edit_opencode_servers(
+    path: Path, text: str, entry: dict[str, Any] | None, created: set[str], force: bool
+) -> str:
+    """Set (or, with ``entry`` None, remove) ``mcp.memdir`` in an opencode.json or kilo.json."""
+    node = jsonedit.find(jsonedit.parse(text), ("mcp",))
+    current = None
+    if node is not None:
+        servers = json.loads(text[node.start : node.end])
+        if not isinstance(servers, dict):
+            raise ConfigError(f'{path}: "mcp" is not an object; it was left unchanged')
+        current = servers.get(SERVER_NAME)
+        if current is not None and not _is_our_opencode_server(current):
+            raise ConfigError(
+                f'{path} already has an MCP server named "memdir" that memdir did not write; '
+                "rename or remove it, then install again"
+            )
+    if current == entry and entry is not None:
+        return text
+    if current is not None:
+        text = jsonedit.remove(text, ("mcp", SERVER_NAME))
+    if entry is None:
+        return _drop_if_emptied(text, ("mcp",), created, force)
+    text = _ensure_object(text, ("mcp",), created)
+    return jsonedit.insert(text, ("mcp",), entry, key=SERVER_NAME)
+
+
 # --- Markdown blocks --------------------------------------------------------------------------
 
 
@@ -645,7 +737,7 @@ def read_record(store: Path, spec: HostSpec, project: Path) -> dict[str, Any]:
 
 def _files(spec: HostSpec, project: Path, scope: dict[str, object]) -> dict[str, Path]:
     out: dict[str, Path] = {}
-    for kind in ("hooks", "mcp", "instructions"):
+    for kind in ("hooks", "plugin", "mcp", "instructions"):
         rel = str(scope.get(kind, ""))
         if not rel:
             continue
@@ -783,10 +875,21 @@ def plan(  # noqa: C901 - one branch per host-table feature (hooks, MCP, instruc
                     lambda t, c, r=removing: _edit_hooks(spec, t, style, r, c, force),
                     "hooks" + verb,
                 )
+            elif kind == "plugin":
+                raw = load(path)
+                new_plugin = plugin_file(path, raw, spec.name, style, removing)
+                if new_plugin != raw:
+                    store_(path, new_plugin, "plugin" + verb)
             elif kind == "mcp":
                 fmt = str(scope.get("mcp_format", "mcpServers"))
                 entry = None if removing else server_entry(spec, style, fmt)
-                if fmt == "codex-toml":
+                if fmt == "opencode":
+                    json_edit(
+                        path,
+                        lambda t, c, e=entry, p=path: _edit_opencode_servers(p, t, e, c, force),
+                        "MCP server" + verb,
+                    )
+                elif fmt == "codex-toml":
                     raw = load(path)
                     created = set(created_keys.get(_key(path, project), []))
                     new = _edit_toml_servers(path, raw, entry, created, force)

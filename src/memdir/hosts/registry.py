@@ -22,6 +22,7 @@ def _spec(name: str) -> HostSpec:
         binary=entry.get("binary", ""),
         mcp_timeout_ms=int(entry.get("mcp_timeout_ms", 0)),
         notes=entry.get("notes", ""),
+        loses=entry.get("loses", ""),
         hooks_format=entry.get("hooks_format", "groups"),
         also=dict(entry.get("also", {})),
         instructions_header=entry.get("instructions_header", ""),

@@ -28,6 +28,7 @@ import anyio
 import anyio.to_thread
 
 from memdir.kernel.lang.redact import redact
+from memdir.mcp.start import REPLAY_ID
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -60,21 +61,29 @@ class SerialWriter:
     it passed on has been answered (see :meth:`CheckedLines.__aiter__`).
     """
 
-    def __init__(self, sink: anyio.AsyncFile[str]) -> None:
+    def __init__(self, sink: anyio.AsyncFile[str], handover: Handover | None = None) -> None:
         self._sink = sink
         self._lock = anyio.Lock()
         self.answered: set[Any] = set()
         self.changed = anyio.Event()
+        self.handover = handover
 
     async def write(self, text: str) -> None:
-        """Write ``text`` (one whole JSON-RPC line) while holding the lock."""
-        async with self._lock:
-            await self._sink.write(text)
-            await self._sink.flush()
+        """Write ``text`` (one whole JSON-RPC line) while holding the lock.
+
+        The answer to a request replayed by a fast start (:class:`Handover`) is not written:
+        the client had it already.
+        """
         try:
             sent = json.loads(text)
         except ValueError:
-            return
+            sent = None
+        handover = self.handover
+        swallowed = handover is not None and handover.take(sent)
+        if not swallowed:
+            async with self._lock:
+                await self._sink.write(text)
+                await self._sink.flush()
         if isinstance(sent, dict) and ("result" in sent or "error" in sent):
             self.answered.add(_key(sent.get("id")))
             self.changed.set()
@@ -145,14 +154,23 @@ class CheckedLines:
     the end of input no longer waits for an answer that will not come.
     """
 
-    def __init__(self, source: int, replies: SerialWriter) -> None:
+    def __init__(
+        self, source: int, replies: SerialWriter, handover: Handover | None = None
+    ) -> None:
         self._source = source
         self._replies = replies
+        self._prelude = handover.prelude if handover else []
+        self._rest = handover.rest if handover else b""
         self.cancelled: set[Any] = set()
 
     async def _chunks(self) -> AsyncIterator[list[str]]:
-        """Yield the complete lines of each read from the descriptor (the rest at EOF)."""
-        pending = b""
+        """Yield the complete lines of each read from the descriptor (the rest at EOF).
+
+        Lines a fast start already read (the prelude) come first.
+        """
+        if self._prelude:
+            yield self._prelude
+        pending = self._rest
         while True:
             chunk = await anyio.to_thread.run_sync(os.read, self._source, READ_BYTES)
             if not chunk:
@@ -227,30 +245,79 @@ def _key(request_id: Any) -> Any:
     )
 
 
-def serve_stdio(server: MCPServer) -> None:
-    """Serve ``server`` on this process's stdin and stdout until the client disconnects.
+class Handover:
+    """What a fast start (:mod:`memdir.mcp.start`) hands the SDK, and what it wants back.
 
-    Raises:
-        OSError: the standard descriptors cannot be duplicated.
+    ``prelude``: lines already read (the client's ``initialize`` replayed under
+    :data:`REPLAY_ID`, its ``notifications/initialized``, then the lines not answered yet) and
+    ``rest``, the bytes of a line not complete yet. The SDK's answer to the replayed
+    ``initialize`` is swallowed. With ``capture``, the results of ``initialize`` and
+    ``tools/list`` are passed to ``on_captured`` once both were sent (to write a snapshot).
     """
+
+    REPLAY_ID = REPLAY_ID
+
+    def __init__(self, prelude: list[str], rest: bytes = b"", on_captured: Any = None) -> None:
+        self.prelude = prelude
+        self.rest = rest
+        self.captured: dict[str, Any] = {}
+        self.on_captured = on_captured
+
+    def take(self, sent: Any) -> bool:
+        """Note an outgoing message; return True when it must not be written."""
+        if not isinstance(sent, dict) or "id" not in sent:
+            return False
+        result = sent.get("result")
+        if self.on_captured is not None and isinstance(result, dict):
+            if "serverInfo" in result and "protocolVersion" in result:
+                self.captured["initialize"] = result
+            elif isinstance(result.get("tools"), list) and not result.get("nextCursor"):
+                self.captured["tools/list"] = result
+            if len(self.captured) == 2:
+                done, self.on_captured = self.on_captured, None
+                done(self.captured)
+        return bool(sent["id"] == self.REPLAY_ID)
+
+
+def claim_stdio() -> tuple[int, int]:
+    """Take the wire: return (in, out) descriptors; fd 0 reads /dev/null, fd 1 is stderr."""
     wire_in, wire_out = os.dup(0), os.dup(1)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
     os.dup2(2, 1)
+    return wire_in, wire_out
+
+
+def serve_stdio(
+    server: MCPServer,
+    wires: tuple[int, int] | None = None,
+    handover: Handover | None = None,
+) -> None:
+    """Serve ``server`` on this process's stdin and stdout until the client disconnects.
+
+    ``wires``: descriptors :func:`claim_stdio` already took (else it is called here);
+    ``handover``: what a fast start already read and answered.
+
+    Raises:
+        OSError: the standard descriptors cannot be duplicated.
+    """
+    wire_in, wire_out = wires or claim_stdio()
     try:
-        anyio.run(_serve, server, wire_in, wire_out)
+        anyio.run(_serve, server, wire_in, wire_out, handover)
     finally:
         os.dup2(wire_in, 0)
         os.dup2(wire_out, 1)
 
 
-async def _serve(server: MCPServer, wire_in: int, wire_out: int) -> None:
+async def _serve(
+    server: MCPServer, wire_in: int, wire_out: int, handover: Handover | None = None
+) -> None:
     from mcp.server.stdio import stdio_server
 
     writer = TextIOWrapper(os.fdopen(wire_out, "wb", closefd=False), encoding="utf-8")
-    replies = SerialWriter(anyio.wrap_file(writer))
-    lines = CheckedLines(wire_in, replies)
+    replies = SerialWriter(anyio.wrap_file(writer), handover)
+    lines = CheckedLines(wire_in, replies, handover)
     async with stdio_server(
         stdin=cast("anyio.AsyncFile[str]", lines), stdout=cast("anyio.AsyncFile[str]", replies)
     ) as (read_stream, write_stream):

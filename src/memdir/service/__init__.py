@@ -43,18 +43,21 @@ from memdir.store.setup import Initialised
 
 @contextmanager
 def opened(
-    store: Path, *, scan_records: bool = True, backend: str | None = None
+    store: Path, *, scan_records: bool = True, backend: str | None = None, quick: bool = False
 ) -> Iterator[Handle]:
     """Open ``store`` with its index brought up to date; close it afterwards.
 
     ``backend`` overrides the manifest's ``[index] backend`` (see :func:`scan.open_handle`).
+    ``quick``: trust the record folders' times (see :func:`scan.scan_records`); the hot paths
+    (recall, remember) open stores so, and check the files an answer uses.
 
     A record that is not found because it was purged is reported as purged (still
     :class:`NotFoundError`, exit 4), so the user learns it was erased on purpose.
     """
-    handle = scan.open_handle(store, scan=scan_records, backend=backend)
+    handle = scan.open_handle(store, scan=scan_records, backend=backend, quick=quick)
     try:
         yield handle
+        scan.restamp(store)  # this command's own writes are no hand edit
         # Corrections, rejections and forgets reach Claude Code's auto-memory at once: when
         # the mirror is on and the store's head moved, its files are rewritten (cheap if not).
         mirror.refresh_if_changed(handle.index, store)
@@ -156,7 +159,7 @@ def remember(
         ProvenanceError, SecretError, RejectedBeliefError, NotFoundError, UsageError,
         LockTimeoutError, GitError: see the lifecycle.
     """
-    with opened(store) as handle:
+    with opened(store, quick=True) as handle:
         return lifecycle.remember(
             handle,
             text,
@@ -516,20 +519,25 @@ def recall(
     wanted_tags = {tag_key(t) for t in tags}
     wanted_types = {t.strip().lower() for t in entity_types}
     for each in stores:
-        with _recall_index(each, believed_at) as (index, manifest):
+        with _recall_index(each, believed_at) as (index, manifest, handle):
             wanted = limit or manifest.recall_limit
             # room for what the tag, type and valid-time filters then leave out
             pool = max(wanted, FILTER_POOL) if wanted_tags or wanted_types else max(3 * wanted, 30)
-            result = recall_records(
-                index,
-                query,
-                limit=pool,
-                kinds=("entity",) if wanted_types and not kinds else kinds,
-                statuses=statuses,
-                decay=manifest.decay,
-                min_score=manifest.min_score,
-                explain=explain,
-            )
+            for _ in range(2):  # once more when a file the answer used was edited in place
+                result = recall_records(
+                    index,
+                    query,
+                    limit=pool,
+                    kinds=("entity",) if wanted_types and not kinds else kinds,
+                    statuses=statuses,
+                    decay=manifest.decay,
+                    min_score=manifest.min_score,
+                    explain=explain,
+                )
+                if handle is None or not scan.verify_files(
+                    handle, [h.doc["id"] for h in result.hits[:wanted]]
+                ):
+                    break
             terms = result.terms
             hits.extend(
                 h
@@ -551,18 +559,25 @@ def recall(
 
 
 @contextmanager
-def _recall_index(store: Path, believed_at: str | None) -> Iterator[tuple[IndexBackend, Manifest]]:
-    """Yield the index recall reads: the live one, or the store's as it was at ``believed_at``."""
+def _recall_index(
+    store: Path, believed_at: str | None
+) -> Iterator[tuple[IndexBackend, Manifest, Handle | None]]:
+    """Yield the index recall reads, its manifest, and the live handle (``None`` for the past).
+
+    The live index (opened quickly, its answer's files verified), or the store's as it was at
+    ``believed_at`` (:mod:`memdir.store.believed`).
+    """
     if believed_at is None:
-        with opened(store) as handle:
-            yield handle.index, handle.manifest
+        with opened(store, quick=True) as handle:
+            yield handle.index, handle.manifest, handle
         return
     from memdir.kernel.storage import manifest as manifest_mod
     from memdir.store import believed
 
     loaded = manifest_mod.load(store)
-    with believed.index_at(store, validity.asked_instant(believed_at), loaded.scope) as (idx, _):
-        yield idx, loaded
+    at = validity.asked_instant(believed_at)
+    with believed.index_at(store, at, loaded.scope) as (index, _):
+        yield index, loaded, None
 
 
 # --- journal ---------------------------------------------------------------------------------

@@ -269,6 +269,7 @@ def hosts() -> list[dict[str, Any]]:
                 "instructions": spec.instructions,
                 "gates": list(spec.gate_steps(shared=True)),
                 "notes": spec.notes,
+                "loses": spec.loses,
             }
         )
     return rows

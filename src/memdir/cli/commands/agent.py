@@ -33,6 +33,7 @@ def serve(store: Path | None) -> None:
     """
     from memdir.kernel.base.errors import StoreNotFoundError
     from memdir.kernel.storage.paths import is_store, user_store_dir
+    from memdir.mcp.start import serve as serve_mcp  # answers the handshake at once
 
     try:
         target = resolve(store)
@@ -41,15 +42,6 @@ def serve(store: Path | None) -> None:
             raise
         target = user_store_dir()
         click.echo(f"memdir: no project store here; serving the user store {target}", err=True)
-    sys.stdout.flush()
-    wire = os.dup(1)
-    os.dup2(2, 1)  # whatever an import prints goes to stderr, never into the protocol (B33)
-    try:
-        from memdir.mcp.server import serve as serve_mcp
-    finally:
-        sys.stdout.flush()
-        os.dup2(wire, 1)
-        os.close(wire)
     serve_mcp(target)
 
 

@@ -31,7 +31,7 @@ def _scope_label(host: str, scope: str) -> str:
 
 def _files_line(files: dict[str, Any]) -> str:
     """Return a scope's hook, MCP and instruction files, each named once."""
-    named = [files.get(k) for k in ("hooks", "mcp", "instructions")]
+    named = [files.get(k) for k in ("hooks", "plugin", "mcp", "instructions")]
     return ", ".join(dict.fromkeys(str(n) for n in named if n))
 
 
@@ -168,6 +168,8 @@ def hosts(as_json: bool) -> None:
                 lines.append(f"    --shared: {_files_line(row['shared'])}")
             for gate in row["gates"]:
                 lines.append(f"    trust:  {gate}")
+            if row.get("loses"):
+                lines.append(f"    loses:  {row['loses']}")
             if row["notes"]:
                 lines.append(f"    note:   {row['notes']}")
         return "\n".join(lines)

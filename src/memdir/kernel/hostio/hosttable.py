@@ -56,6 +56,11 @@ Each entry of :data:`HOSTS` is a dict with these keys (absent optional keys read
     the host's CLI name, which ``memdir doctor`` asks (``claude mcp get``, ``codex mcp list``…).
 ``notes``
     one line for ``memdir hosts``.
+``loses``
+    what memdir cannot do in this host, in words (``memdir hosts`` prints it).
+``plugin`` (in ``personal``/``shared``)
+    plugin hosts (OpenCode, Kilo Code): the plugin file install writes instead of a hooks file;
+    its ``mcp_format`` is ``"opencode"`` (``mcp.memdir = {type: local, command: [...]}``).
 
 Imports: standard library only (none at all).
 """
@@ -565,24 +570,113 @@ HOSTS: dict[str, dict[str, Any]] = {
         "notes": "timeouts in milliseconds; no PostToolBatch or PostCompact; SessionStart "
         "context arrives inside the next prompt",
     },
-    "opencode": {
-        "title": "OpenCode",
-        "installable": False,
-        "events": {
-            "PreToolUse": "tool.execute.before",
-            "PostToolUse": "tool.execute.after",
-            "Stop": "session.idle",
-            "PreCompact": "experimental.session.compacting",
-        },
-        "tools": {"Read": ("read",), "Write": ("write",), "Edit": ("edit",), "Bash": ("bash",)},
-        "mcp_tool": "{server}_{tool}",
-        "shared": {"instructions": "AGENTS.md"},
-        "notes": "needs a small JS plugin calling `memdir hook`; not yet installable",
-    },
     # --- hosts-a: hook-JSON hosts (Copilot CLI, Qwen Code, Droid, Cursor, Windsurf, Cline) ---
     **_HOOK_JSON_HOSTS,
 }
 """Every host memdir knows, keyed by the name ``--host`` takes."""
+
+# --- hosts-b: the plugin hosts (OpenCode, Kilo Code, OpenClaw). They have no hook files: a small
+# plugin memdir ships (``memdir/hosts/assets/``) turns the host's plugin hooks into canonical
+# ``memdir hook EVENT --host H`` calls with Claude-style payloads, and reads Claude-style answers.
+# ``events`` names the host hook that triggers each canonical event; ``plugin`` is the file
+# install writes (the plugin, with the hook command filled in).
+
+_OPENCODE_EVENTS = {
+    "SessionStart": "chat.message (first of a session)",
+    "UserPromptSubmit": "chat.message",
+    "PreToolUse": "tool.execute.before",
+    "PostToolUse": "tool.execute.after",
+    "PostToolUseFailure": "message.part.updated (tool error)",
+    "Stop": "session.idle",
+    "PreCompact": "experimental.session.compacting",
+    "PostCompact": "session.compacted",
+    "SessionEnd": "dispose",
+}
+_OPENCODE_TOOLS = {
+    "Read": ("read",),
+    "Write": ("write",),
+    "Edit": ("edit", "multiedit", "patch"),
+    "Bash": ("bash",),
+}
+
+_PLUGIN_HOSTS: dict[str, dict[str, Any]] = {
+    "opencode": {
+        "title": "OpenCode",
+        "installable": True,
+        "binary": "opencode",
+        "events": dict(_OPENCODE_EVENTS),
+        "tools": dict(_OPENCODE_TOOLS),
+        "mcp_tool": "{server}_{tool}",
+        "payload": dict(_COMMON_PAYLOAD),
+        "output": "claude",
+        "timeout_unit": "s",
+        "project_dir_env": "",
+        "personal": {
+            "plugin": ".opencode/plugins/memdir.js",
+            "mcp": "opencode.json",
+            "mcp_format": "opencode",
+            "instructions": "AGENTS.md",
+            "command": "path",
+        },
+        "shared": {
+            "plugin": ".opencode/plugins/memdir.js",
+            "mcp": "opencode.json",
+            "mcp_format": "opencode",
+            "instructions": "AGENTS.md",
+            "command": "path",
+        },
+        "gates": {},
+        "loses": "batch reminders (no PostToolBatch); failing non-shell tools are logged from "
+        "the tool-error event, without the tool's output",
+        "notes": "a JS plugin (.opencode/plugins/memdir.js) calls `memdir hook`; the digest "
+        "after a compaction goes into the summary and the system prompt",
+    },
+    "kilo": {
+        "title": "Kilo Code CLI",
+        "installable": True,
+        "binary": "kilo",
+        "events": dict(_OPENCODE_EVENTS),
+        "tools": dict(_OPENCODE_TOOLS),
+        "mcp_tool": "{server}_{tool}",
+        "payload": dict(_COMMON_PAYLOAD),
+        "output": "claude",
+        "timeout_unit": "s",
+        "project_dir_env": "",
+        "personal": {
+            "plugin": ".kilo/plugins/memdir.js",
+            "mcp": "kilo.json",
+            "mcp_format": "opencode",
+            "instructions": "AGENTS.md",
+            "command": "path",
+        },
+        "shared": {
+            "plugin": ".kilo/plugins/memdir.js",
+            "mcp": "kilo.json",
+            "mcp_format": "opencode",
+            "instructions": "AGENTS.md",
+            "command": "path",
+        },
+        "gates": {},
+        "loses": "batch reminders (no PostToolBatch); compaction is wired but `kilo run` 7.7.7 "
+        "did not compact in the conformance suite, so it is not proven",
+        "notes": "OpenCode's fork: the same plugin in .kilo/plugins/, MCP in kilo.json "
+        "(npm @kilocode/cli; 7.8.1 has no Linux binary, 7.7.7 is pinned)",
+    },
+    "openclaw": {
+        "title": "OpenClaw",
+        "installable": False,
+        "binary": "openclaw",
+        "events": {"UserPromptSubmit": "conversation hook (before every turn)"},
+        "mcp_tool": "{server}_{tool}",
+        "shared": {"instructions": "AGENTS.md"},
+        "loses": "everything but the per-turn index and MCP until memdir ships its OpenClaw "
+        "plugin: no read gate, no action log, no compaction checkpoint",
+        "notes": "Talewell's host: a plugin with conversation-hook access injects an index "
+        "before every turn; not installable yet, and not run here (openclaw 2026.9.6 needs "
+        "Node >= 24.16; this machine has Node 20)",
+    },
+}
+HOSTS.update(_PLUGIN_HOSTS)
 
 
 def host_entry(host: str) -> dict[str, Any]:
@@ -644,7 +738,15 @@ def memdir_mcp_tool(name: str) -> str:
     Args:
         name: a tool name from any host's payload.
     """
-    prefixes = ("mcp__memdir__", "mcp_memdir_", "memdir-", "memdir___", "memdir__", "memdir_")
+    prefixes = (
+        "mcp__memdir__",
+        "mcp__plugin_memdir_memdir__",  # memdir's Claude Code plugin (plugins/claude-code/)
+        "mcp_memdir_",
+        "memdir-",
+        "memdir___",
+        "memdir__",
+        "memdir_",
+    )
     for prefix in (*prefixes, "MCP:"):
         if name.startswith(prefix):
             rest = name[len(prefix) :]

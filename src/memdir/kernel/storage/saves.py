@@ -134,19 +134,35 @@ def count_for(store: Path, session: str, since: str) -> int:
         session: The host's session id, as the hooks see it.
         since: The session's start (ISO 8601 UTC); older marks never count.
     """
+    return len(ids_for(store, session, since))
+
+
+def ids_for(store: Path, session: str, since: str) -> list[str]:
+    """Return the ids of the records ``session`` saved through MCP (its context holds them).
+
+    Args:
+        store: The store.
+        session: The host's session id, as the hooks see it.
+        since: The session's start (ISO 8601 UTC); older marks never count.
+
+    Returns:
+        One id per mark, in the order they were made ("" for a mark without an id).
+    """
     path = state_dir(store) / SAVES_FILE
     try:
         size = path.stat().st_size
     except OSError:
-        return 0
+        return []
     try:
         tail = jsonl.read_tail(path, max(size - TAIL_BYTES, 0))
     except (OSError, ValueError, MemdirError):
-        return 0
+        return []
     family = set(ancestors())
-    count = 0
+    found = []
     for line in tail.lines:
         row = line.value
-        if isinstance(row, dict) and str(row.get("at", "")) >= since:
-            count += _belongs(row, session, since, family)
-    return count
+        if not isinstance(row, dict) or str(row.get("at", "")) < since:
+            continue
+        if _belongs(row, session, since, family):
+            found.append(str(row.get("id") or ""))
+    return found

@@ -33,6 +33,7 @@ def _session_start(event: HookEvent, context: Context) -> HookResult | None:
         budget_tokens=context.settings.digest_tokens,
         compacted=source in ("compact", "clear"),
         exclude=state["injected"] if source == "resume" else (),
+        demoted=digest.demoted_ids(context.store),
     )
     return HookResult(context=injection.text) if injection.text else None
 
@@ -55,6 +56,7 @@ def _prompt(event: HookEvent, context: Context) -> HookResult | None:
         min_score=settings.prompt_min_score,
         exclude=state["injected"],
         notes=[*notes, *state["reminders"]],
+        demoted=digest.demoted_ids(context.store),
         preamble=not state.get("preambled"),
     )
     return HookResult(context=injection.text) if injection.text else None

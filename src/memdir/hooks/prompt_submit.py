@@ -25,7 +25,7 @@ from memdir.kernel.base.explicit import find_requests
 from memdir.kernel.index import digest
 from memdir.kernel.lang.redact import redact
 from memdir.kernel.lang.text import estimate_tokens
-from memdir.kernel.storage import journal, saves, session
+from memdir.kernel.storage import hits, journal, saves, session
 
 
 def _store_requests(
@@ -113,6 +113,7 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         min_score=settings.prompt_min_score,
         exclude=seen,
         notes=[*notes, *reminders],
+        demoted=digest.demoted_ids(context.store),
         preamble=not state.get("preambled"),
         user_index=context.user_index,
     )
@@ -126,4 +127,5 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         "withheld": injection.withheld,
     }
     session.record(context.store, event.session, shown)
+    hits.note(context.store, injection.ids, "inject")
     return HookResult(context=injection.text)

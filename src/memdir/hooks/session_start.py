@@ -92,6 +92,7 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         compacted=fresh_context,
         exclude=already,
         mirrored=digest.mirrored_ids(context.store) if event.host == "claude-code" else frozenset(),
+        demoted=digest.demoted_ids(context.store),
         pinned_tokens=settings.pinned_tokens,
         extra_notes=warnings,
         # path-scoped beliefs come back for every file the session touched (after a compaction

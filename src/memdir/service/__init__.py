@@ -14,6 +14,7 @@ anyone but the owner (:mod:`memdir.kernel.storage.authority`).
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -32,6 +33,7 @@ from memdir.kernel.index.recall import Hit, TurnHit, search_turns
 from memdir.kernel.index.recall import recall as recall_records
 from memdir.kernel.lang.text import truncate
 from memdir.kernel.storage import authority, gitio, lifecycle, paths
+from memdir.kernel.storage import hits as hit_stats
 from memdir.kernel.storage import journal as journal_mod
 from memdir.kernel.storage.lifecycle import Handle, Written
 from memdir.kernel.storage.manifest import Manifest
@@ -160,7 +162,7 @@ def remember(
         LockTimeoutError, GitError: see the lifecycle.
     """
     with opened(store, quick=True) as handle:
-        return lifecycle.remember(
+        done = lifecycle.remember(
             handle,
             text,
             kind=kind,
@@ -177,6 +179,11 @@ def remember(
             valid_until=valid_until,
             entity_type=entity_type,
         )
+        if handle.manifest.max_active:
+            from memdir.store import capacity
+
+            capacity.refresh(handle)  # a new belief may push an older one past its cap
+        return done
 
 
 def path_tags(paths: Iterable[str]) -> tuple[str, ...]:
@@ -360,6 +367,23 @@ def forget(
         )
 
 
+def recall_stats(store: Path, record_id: str) -> dict[str, Any]:
+    """Return how often recall returned ``record_id`` and when last.
+
+    Returns:
+        ``{"hits": int, "last_hit": ISO str or None, "recalled": int, "injected": int}``:
+        ``recalled`` by ``memdir recall`` and MCP, ``injected`` per prompt by the hooks
+        (:mod:`memdir.kernel.storage.hits`); zeros for a record never recalled.
+    """
+    seen = hit_stats.fold(store).get(record_id, {})
+    return {
+        "hits": int(str(seen.get("hits", 0))),
+        "last_hit": seen.get("last_hit") or None,
+        "recalled": int(str(seen.get("recalled", 0))),
+        "injected": int(str(seen.get("injected", 0))),
+    }
+
+
 def get(store: Path, record_id: str) -> Record:
     """Return one record, read fresh from its file.
 
@@ -475,6 +499,7 @@ def recall(
     believed_at: str | None = None,
     tags: Sequence[str] = (),
     entity_types: Sequence[str] = (),
+    count_hits: bool = True,
 ) -> RecallResult:
     """Recall from the project store, then the user store; merge by score.
 
@@ -500,6 +525,8 @@ def recall(
             that date.
         tags: Only hits with one of these tags.
         entity_types: Only entities of these types.
+        count_hits: Count each record returned as a hit (:mod:`memdir.kernel.storage.hits`);
+            False for a bulk forget's selection, say.
 
     Raises:
         UsageError: ``as_of`` or ``believed_at`` is not a date or ISO-8601 time.
@@ -518,6 +545,7 @@ def recall(
     wanted = limit
     wanted_tags = {tag_key(t) for t in tags}
     wanted_types = {t.strip().lower() for t in entity_types}
+    came_from: dict[int, Path] = {}
     for each in stores:
         with _recall_index(each, believed_at) as (index, manifest, handle):
             wanted = limit or manifest.recall_limit
@@ -539,23 +567,29 @@ def recall(
                 ):
                     break
             terms = result.terms
-            hits.extend(
-                h
-                for h in result.hits
-                if validity.served(
-                    h.doc,
-                    scope=manifest.scope,
-                    at=at,
-                    past=as_of is not None,
-                    statuses=served,
-                )
-                and (not wanted_tags or wanted_tags & {tag_key(t) for t in h.doc.get("tags") or ()})
-                and (not wanted_types or entity_type_of(h.doc) in wanted_types)
-            )
+            for h in result.hits:
+                if (
+                    validity.served(
+                        h.doc,
+                        scope=manifest.scope,
+                        at=at,
+                        past=as_of is not None,
+                        statuses=served,
+                    )
+                    and (
+                        not wanted_tags
+                        or wanted_tags & {tag_key(t) for t in h.doc.get("tags") or ()}
+                    )
+                    and (not wanted_types or entity_type_of(h.doc) in wanted_types)
+                ):
+                    hits.append(h)
+                    came_from[id(h)] = each
     hits.sort(key=lambda h: -h.score)
-    return RecallResult(
-        query, terms, hits[: wanted or 10], (time.perf_counter() - started) * 1000, explain
-    )
+    shown = hits[: wanted or 10]
+    counted = count_hits and believed_at is None  # a question about the past is no use now
+    for each in stores if counted else ():  # statistics for get, dream and max_active
+        hit_stats.note(each, [h.doc["id"] for h in shown if came_from[id(h)] == each], "recall")
+    return RecallResult(query, terms, shown, (time.perf_counter() - started) * 1000, explain)
 
 
 @contextmanager
@@ -725,10 +759,11 @@ def reindex(store: Path) -> scan.ScanReport:
 
     The local SQLite index always (the hooks read it); the PostgreSQL index too when
     ``[index] backend`` names one (its report is the one returned then). The catalogue
-    (:mod:`memdir.store.catalogue`) is written for tools that read files.
+    (:mod:`memdir.store.catalogue`) is written for tools that read files, and the
+    ``[policy] max_active`` demotions (:mod:`memdir.store.capacity`) for the hooks.
     """
     from memdir.kernel.storage import manifest
-    from memdir.store import catalogue
+    from memdir.store import capacity, catalogue
 
     report = scan.reindex(store)
     backend = manifest.load(store).index_backend
@@ -740,6 +775,7 @@ def reindex(store: Path) -> scan.ScanReport:
             index.close()
     with opened(store, scan_records=False) as handle:
         catalogue.write(handle)
+        capacity.refresh(handle)  # [policy] max_active demotions, for the hooks
     return report
 
 
@@ -749,10 +785,18 @@ def check_record_id(record_id: str) -> str:
 
 
 def health(store: Path) -> Any:
-    """Examine the store, make the safe repairs, and return the report (``.ok``, findings)."""
+    """Examine the store, make the safe repairs, and return the report (``.ok``, findings).
+
+    The ``[policy] max_active`` demotions the hooks read are recomputed too, when a cap is set.
+    """
+    from memdir.store import capacity
     from memdir.store.health import check
 
-    return check(store)
+    report = check(store)
+    with contextlib.suppress(MemdirError, OSError), opened(store) as handle:
+        if handle.manifest.max_active:
+            capacity.refresh(handle)
+    return report
 
 
 def purge(store: Path, record_id: str, *, yes: bool, caller: Caller | None = None) -> Any:

@@ -43,7 +43,12 @@ def select(store: Path, *, tags: Sequence[str] = (), match: str | None = None) -
         raise UsageError("give either --tag or --match (or a record ID)")
     if match is not None:
         found = service.recall(
-            store, match, limit=MAX_SELECTED + 1, include_candidates=True, include_user=False
+            store,
+            match,
+            limit=MAX_SELECTED + 1,
+            include_candidates=True,
+            include_user=False,
+            count_hits=False,
         )
         records = [service.get(store, hit.doc["id"]) for hit in found.hits]
     else:

@@ -29,7 +29,7 @@ from typing import Any
 from memdir.kernel.base.clock import age_days
 from memdir.kernel.index.recall import half_life_days
 from memdir.kernel.lang.text import similarity, words
-from memdir.kernel.storage import manifest
+from memdir.kernel.storage import hits, manifest
 from memdir.kernel.storage.lifecycle import Handle, find_similar
 
 NEAR_DUPLICATE = 0.5
@@ -203,6 +203,56 @@ def age_days_of_mtime(path: Path) -> float:
     return max(time.time() - path.stat().st_mtime, 0.0) / 86400.0
 
 
+UNUSED_DAYS = 90
+"""An active belief at least this old that no recall returned in this many days is unused."""
+LISTED = 5
+
+
+def _listed(ids: list[str]) -> str:
+    return ", ".join(ids[:LISTED]) + (f" and {len(ids) - LISTED} more" if len(ids) > LISTED else "")
+
+
+def _unused(doc: dict[str, Any], stats: dict[str, dict[str, object]]) -> bool:
+    """Whether ``doc`` is old enough and no recall returned it in :data:`UNUSED_DAYS` days."""
+    if age_days(doc.get("created_at")) < UNUSED_DAYS:
+        return False
+    seen = stats.get(doc["id"])
+    return not seen or age_days(str(seen.get("last_hit") or "")) >= UNUSED_DAYS
+
+
+def _usage_findings(handle: Handle, active: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Beliefs never recalled in :data:`UNUSED_DAYS` days, and ``max_active`` demotions."""
+    from memdir.store import capacity
+
+    stats = hits.fold(handle.store, save=False)
+    unused = [doc["id"] for doc in active if _unused(doc, stats)]
+    found = []
+    if unused:
+        found.append(
+            _finding(
+                "never_recalled",
+                f"{len(unused)} active belief(s) not recalled or injected per prompt in "
+                f"{UNUSED_DAYS} days: {_listed(unused)}",
+                unused,
+                "check them with `memdir get ID`; `memdir forget ID` the ones no longer true",
+            )
+        )
+    for kind, entry in capacity.compute(handle, save_stats=False).by_kind.items():
+        if entry["demoted"]:
+            found.append(
+                _finding(
+                    "demoted",
+                    f"{entry['active']} active {kind} beliefs pass [policy] max_active.{kind} = "
+                    f"{entry['cap']}; {len(entry['demoted'])} (least important, least recalled) "
+                    f"are kept out of injection but still recalled: {_listed(entry['demoted'])}",
+                    entry["demoted"],
+                    f"consolidate them (`memdir correct`, `memdir forget`) or raise "
+                    f"max_active.{kind} in memdir.toml",
+                )
+            )
+    return found
+
+
 def report(handle: Handle, project: Path) -> dict[str, Any]:
     """Return the hygiene report of a store: ``{"findings": [...], "counts": {...}}``.
 
@@ -259,6 +309,7 @@ def report(handle: Handle, project: Path) -> dict[str, Any]:
                     "`memdir review`",
                 )
             )
+    findings += _usage_findings(handle, active)
     for found in manifest.budget_warnings(
         handle.manifest,
         handle.index.count_by("kind", status="active"),

@@ -129,7 +129,7 @@ def _index_identity(store: Path) -> list[int] | None:
 
 def _read_stamp(store: Path) -> dict[str, Any] | None:
     try:
-        data = json.loads((paths.state_dir(store) / STAMP_NAME).read_text(encoding="utf-8"))
+        data = json.loads((store / paths.STATE_DIRNAME / STAMP_NAME).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) and isinstance(data.get("folders"), dict) else None

@@ -807,6 +807,11 @@ def sync(
         url = place.url
         ensure_machine(store)
         out.committed = commit_local(store, logs_only=False, caller=caller)
+        if push_:
+            # Pack many new loose objects once, before pushing: the push then reuses the pack's
+            # compressed objects and deltas instead of computing them again (measured: a first
+            # push of 1,000,000 turns spent most of its time there).
+            gitio.maintain(store)
         out.remote = place.to_json()
         label = f"a sync with {place.remote} (branch {place.branch})"
         for _attempt in range(PUSH_ATTEMPTS):

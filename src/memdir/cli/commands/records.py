@@ -339,16 +339,21 @@ def recall(
 @store_option
 @json_option
 def get(record_id: str, store: Path | None, as_json: bool) -> None:
-    """Show one record, whatever its status.
+    """Show one record, whatever its status, and how often recall returned it.
 
     \b
     Example:
         memdir get p-01jc9x2k7q4fz2
     """
-    record = service.get(resolve(store), record_id)
-    emit(record, as_json=False, render=render_record) if not as_json else emit(
-        record.to_json(), as_json=True, render=str
-    )
+    target = resolve(store)
+    record = service.get(target, record_id)
+    stats = service.recall_stats(target, record.id)
+    if as_json:
+        emit({**record.to_json(), "recall": stats}, as_json=True, render=str)
+        return
+    last = f", last {stats['last_hit'][:10]}" if stats["last_hit"] else ""
+    line = f"recalled: {stats['hits']} times ({stats['injected']} injected per prompt){last}"
+    emit(record, as_json=False, render=lambda r: render_record(r) + "\n" + line)
 
 
 @click.command(name="list")

@@ -669,11 +669,11 @@ _PLUGIN_HOSTS: dict[str, dict[str, Any]] = {
         "events": {"UserPromptSubmit": "conversation hook (before every turn)"},
         "mcp_tool": "{server}_{tool}",
         "shared": {"instructions": "AGENTS.md"},
-        "loses": "everything but the per-turn index and MCP until memdir ships its OpenClaw "
-        "plugin: no read gate, no action log, no compaction checkpoint",
-        "notes": "Talewell's host: a plugin with conversation-hook access injects an index "
-        "before every turn; not installable yet, and not run here (openclaw 2026.9.6 needs "
-        "Node >= 24.16; this machine has Node 20)",
+        "loses": "everything until memdir ships an OpenClaw plugin (memdir's MCP server can be "
+        "added by hand); the hooks such a plugin would use are in docs/hosts.md",
+        "notes": "Talewell's host: its plugin injects an index before every turn "
+        "(before_prompt_build); not installable yet, and not run here (openclaw 2026.9.6 "
+        "needs Node >= 24.16; this machine has Node 20)",
     },
 }
 HOSTS.update(_PLUGIN_HOSTS)

@@ -190,6 +190,26 @@ def mirrored_ids(store: Path) -> frozenset[str]:
     return frozenset(i for i in ids if isinstance(i, str)) if isinstance(ids, list) else frozenset()
 
 
+MAX_SKIPPED = 200
+"""Most extra candidates per-prompt recall ranks to make up for records it must skip."""
+
+DEMOTED = "state/demoted.json"
+"""Ids ``[policy] max_active`` keeps out of injection (written by ``memdir.store.capacity``)."""
+
+
+def demoted_ids(store: Path) -> frozenset[str]:
+    """Return the ids demoted out of injection (empty when no cap is set). One small read."""
+    import json
+
+    try:
+        with open(store / DEMOTED, encoding="utf-8") as fh:
+            body = json.load(fh)
+    except (OSError, ValueError):
+        return frozenset()
+    ids = body.get("ids") if isinstance(body, dict) else None
+    return frozenset(i for i in ids if isinstance(i, str)) if isinstance(ids, list) else frozenset()
+
+
 def session_digest(
     index: IndexBackend,
     *,
@@ -200,6 +220,7 @@ def session_digest(
     compacted: bool = False,
     exclude: Iterable[str] = (),
     mirrored: frozenset[str] = frozenset(),
+    demoted: frozenset[str] = frozenset(),
     pinned_tokens: int = 150,
     touched: Iterable[str] | None = None,
     user_index: IndexBackend | None = None,
@@ -216,8 +237,10 @@ def session_digest(
     injections): they are left out, and when nothing else is left the digest is empty, since
     its counts and hints are in that context too (DESIGN §10.10). ``mirrored`` ids (what the
     Claude Code auto-memory mirror already carries, see :func:`mirrored_ids`) are left out too;
-    a note says where they are. ``user_index`` (the user store's, when there is one) adds the
-    person's cross-project rules and preferences after the project's, labelled ``user``.
+    a note says where they are. ``demoted`` ids (past a ``[policy] max_active`` cap, see
+    :func:`demoted_ids`) are never injected. ``user_index``
+    (the user store's, when there is one) adds the person's cross-project rules and
+    preferences after the project's, labelled ``user``.
     """
     skip = set(exclude)
     counts = index.count_by("kind", status="active")
@@ -279,7 +302,10 @@ def session_digest(
         frame, _ = fence.render([], title=title, notes=notes)
         budget = max(budget_tokens, estimate_tokens(frame) + 1) + pinned_cost
     text, kept = fence.render(
-        [*pinned_items, *(_item(doc) for doc in [*rules, *others] if doc["id"] not in skip)],
+        [
+            *pinned_items,
+            *(_item(doc) for doc in [*rules, *others] if doc["id"] not in skip | demoted),
+        ],
         title=title,
         notes=notes,
         budget_tokens=budget,
@@ -438,6 +464,7 @@ def prompt_recall(
     notes: Iterable[str] = (),
     preamble: bool = True,
     user_index: IndexBackend | None = None,
+    demoted: frozenset[str] = frozenset(),
 ) -> Injection:
     """Return what a prompt earns: the records that pass :func:`injectable` and are new here.
 
@@ -456,6 +483,7 @@ def prompt_recall(
             once (and again after a compaction), not on every prompt.
         user_index: The user store's index: searched too, its records labelled ``user``
             (issue 10, mark 4). Every hit passes :func:`validity.served` for its store's scope.
+        demoted: Ids past a ``[policy] max_active`` cap (:func:`demoted_ids`): never injected.
 
     Returns:
         The fenced text ("" when nothing earns a place) and the ids it carries.
@@ -463,10 +491,11 @@ def prompt_recall(
     skip = list(dict.fromkeys(exclude))
     held_ids = set(skip)
     notes = list(notes)
+    extra = len(skip) + min(len(demoted), MAX_SKIPPED)
     pool = [
         h
-        for h in recall(index, prompt, limit=PROMPT_POOL + len(skip), min_score=0.0).hits
-        if validity.served(h.doc, scope="project")
+        for h in recall(index, prompt, limit=PROMPT_POOL + extra, min_score=0.0).hits
+        if h.doc["id"] not in demoted and validity.served(h.doc, scope="project")
     ]
     if user_index is not None:
         pool += [

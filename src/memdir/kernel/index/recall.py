@@ -13,7 +13,8 @@ any query term (stop words dropped); FTS5 finds them and its ``bm25()`` picks a 
   clamped to 1e-6 for a term in half the records or more, which makes every score in a small
   store vanish; thresholds and ``--explain`` need a scale that means the same in a store of
   five records as in one of 100,000.
-- ``recency = 0.85 + 0.15 × 0.5 ^ (age_days / 90)``: mild, between 0.85 and 1.0. A strong
+- ``recency = 0.85 + 0.15 × 0.5 ^ (age_days / 90)``: mild, between 0.85 and 1.0; the age
+  counts from ``observed_at`` when that is an earlier day than ``updated_at``. A strong
   recency decay cost up to 20 points recall on LoCoMo (DESIGN §5), so it only breaks ties.
 - ``importance = 0.75 + 0.05 × importance``: 0.8 for importance 1, 1.0 for the default 5,
   1.25 for 10.
@@ -263,7 +264,8 @@ def score_records(
         counts = _term_counts(tuple(columns), terms)
         norm = BM25_K1 * (1 - BM25_B + BM25_B * length / max(average, 1e-9))
         relevance = sum(weights[t] * f * (BM25_K1 + 1) / (f + norm) for t, f in counts.items())
-        age = age_days(updated_at)
+        doc = json.loads(doc_json)
+        age = age_days(observed_since(doc.get("observed_at"), updated_at))
         factors = {
             "relevance": round(relevance, 6),
             "recency": round(recency_factor(age), 6),
@@ -278,9 +280,21 @@ def score_records(
         if score < min_score:
             continue
         matched = tuple(surface.get(t, t) for t in terms if t in counts)
-        scored.append((score, rowid, Hit(json.loads(doc_json), score, factors, matched)))
+        scored.append((score, rowid, Hit(doc, score, factors, matched)))
     scored.sort(key=lambda item: (-item[0], item[1]))
     return [hit for _, _, hit in scored[:limit]]
+
+
+def observed_since(observed_at: object, updated_at: str) -> str:
+    """Return the instant recency counts from: ``observed_at`` when it is on an earlier day.
+
+    A belief observed in March and written down in June is three months old (Talewell's
+    ``observedAt``; ``memdir remember --observed-at``). A belief observed the day it was
+    written counts from ``updated_at``, so a confirmation still refreshes it.
+    """
+    if isinstance(observed_at, str) and observed_at[:10] < updated_at[:10]:
+        return observed_at
+    return updated_at
 
 
 def recall(

@@ -59,6 +59,8 @@ skip = []            # commands left alone (shell patterns: "make release", "pyt
 near_duplicate = 0.7  # shingle similarity at or above which a remember updates instead of adding
 promote_corroborated = true  # a candidate distilled from two different sessions becomes active
 stale_days = 180      # `memdir dream` calls low-importance records untouched this long stale
+# max_active = {{ fact = 800 }}  # per kind: past it, the least important and least recalled
+#                              # active beliefs leave injection (still recallable, never deleted)
 
 [observer]
 observe_every_seconds = 300  # the Stop hook starts a background `memdir observe --once` this often
@@ -98,6 +100,7 @@ SETTINGS: dict[str, object] = {
     "observe_min_lines": 1,
     "stale_days": 180,
     "index_backend": "",
+    "max_active": {},
     "prices": {},
 }
 """Every setting with its default (the TOML keys are documented in :data:`TEMPLATE`)."""
@@ -132,6 +135,7 @@ class Manifest:
     observe_min_lines: int
     stale_days: int
     index_backend: str
+    max_active: dict[str, int]
     prices: dict[str, Any]
 
     def __init__(self, **values: Any) -> None:
@@ -313,6 +317,8 @@ def parse(store: Path) -> Manifest:
     """
     import tomllib  # only when the cached copy is stale
 
+    from memdir.kernel.base.model import KINDS as KIND_NAMES
+
     path = store / MANIFEST_NAME
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -343,6 +349,17 @@ def parse(store: Path) -> Manifest:
     min_lines = _get(observer, "min_lines", int, 1, where + " [observer]")
     if min_lines < 1:
         raise ManifestError(f"{where} [observer]: min_lines must be 1 or more, not {min_lines}")
+    max_active = _get(policy, "max_active", dict, {}, where + " [policy]")
+    for kind, cap in max_active.items():
+        if kind not in KIND_NAMES:
+            raise ManifestError(
+                f"{where} [policy]: max_active names an unknown kind {kind!r} "
+                f"(expected {', '.join(KIND_NAMES)})"
+            )
+        if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
+            raise ManifestError(
+                f"{where} [policy]: max_active.{kind} must be a whole number of 1 or more"
+            )
     scope = _get(data, "scope", str, "project", where)
     if scope not in ("project", "user"):
         raise ManifestError(f'{where}: scope must be "project" or "user", not {scope!r}')
@@ -377,4 +394,5 @@ def parse(store: Path) -> Manifest:
             observer, "observe_every_seconds", int, 300, where + " [observer]"
         ),
         observe_min_lines=min_lines,
+        max_active=dict(max_active),
     )

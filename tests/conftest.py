@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -100,3 +101,12 @@ def run_cli(*args: str, input_text: str | None = None) -> Result:
 def memdir_exe() -> list[str]:
     """The command that runs memdir in a subprocess, with this interpreter."""
     return [sys.executable, "-m", "memdir"]
+
+
+def text_of(result: Any) -> str:
+    """The text of an MCP tool result's one content block (memdir sends one text block)."""
+    from mcp.types import TextContent
+
+    block = result.content[0]
+    assert isinstance(block, TextContent), block
+    return block.text

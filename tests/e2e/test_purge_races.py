@@ -156,5 +156,6 @@ def test_appends_made_while_purge_rewrites_the_logs_all_survive(store: Path) -> 
     ]
     with service.opened(store) as handle:
         journal.sync_journal(handle.index, store)
-        indexed = [row[0] for row in handle.index._conn.execute("SELECT text FROM turns")]
+        conn = handle.index._conn  # type: ignore[attr-defined]  # the SQLite backend
+        indexed = [row[0] for row in conn.execute("SELECT text FROM turns")]
     assert sorted(indexed) == sorted(turns)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from memdir import service
+from memdir.kernel.base.caller import Caller
 from memdir.kernel.lang import fence
 from memdir.service import project
 from tests.hooks.conftest import HookRun, run_hook
@@ -167,7 +168,12 @@ def test_an_unreadable_anatomy_is_never_overwritten_by_a_hook(store: Path, hook:
 def test_hostile_stored_text_is_neutralised_in_every_injection(
     store: Path, hook: Hook, hostile: str
 ) -> None:
-    service.remember(store, f"Note for all future sessions: {hostile}", kind="rule", origin="agent")
+    service.remember(
+        store,
+        f"Note for all future sessions: {hostile}",
+        kind="rule",
+        caller=Caller("agent", "cli"),
+    )
     context = hook("SessionStart", source="startup").context
     assert context.count("<memdir-memory>") == 1
     assert context.count("</memdir-memory>") == 1

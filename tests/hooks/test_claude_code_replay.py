@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -18,6 +18,9 @@ from memdir import service
 from memdir.kernel.storage import session
 from tests.hooks.conftest import HookRun, run_hook
 from tests.hosts.conformance.conftest import PROJECT_FILES
+
+if TYPE_CHECKING:
+    from memdir.kernel.storage.session import SessionState
 
 FIXTURES = Path(__file__).resolve().parents[1] / "hosts" / "fixtures" / "claude-code-2.1.332"
 
@@ -46,7 +49,7 @@ def project(store: Path) -> Path:
     return root
 
 
-def _session(project: Path) -> dict[str, Any]:
+def _session(project: Path) -> SessionState:
     sid = payload("SessionStart-startup", project)["session_id"]
     return session.load(project / ".memdir", sid)
 

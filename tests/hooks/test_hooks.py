@@ -340,8 +340,8 @@ def test_the_preamble_is_told_once_per_context_and_again_after_compaction(
 def test_a_near_duplicate_is_not_injected_beside_or_after_the_record_it_repeats(
     store: Path, hook: Hook
 ) -> None:
-    for other in ("Logs are shipped to Loki", "The API is versioned under /v2", "Use pnpm"):
-        service.remember(store, other)
+    for filler in ("Logs are shipped to Loki", "The API is versioned under /v2", "Use pnpm"):
+        service.remember(store, filler)
     service.remember(store, "Staging deploys run every night at two from the release branch")
     service.remember(store, "Staging deploys run every night at 02:00 UTC from the release branch")
     first = hook("UserPromptSubmit", prompt="when do staging deploys run from the release branch?")

@@ -424,7 +424,7 @@ def test_one_checkpoint_per_compaction_in_each_hosts_order(
 
 def test_a_compaction_evicts_reads_once_in_claudes_order(store: Path) -> None:
     target = store.parent / "README.md"
-    read = {"tool_name": "Read", "tool_input": {"file_path": str(target)}}
+    read: dict[str, Any] = {"tool_name": "Read", "tool_input": {"file_path": str(target)}}
     _call(store, "PostToolUse", **read, tool_response={"type": "text"})
     assert _denied(_call(store, "PreToolUse", **read))
     _call(store, "PreCompact", trigger="auto")

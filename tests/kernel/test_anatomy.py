@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 from memdir.kernel.filemap import anatomy
 from memdir.service import project
@@ -107,7 +108,7 @@ def test_find_without_a_scan_says_what_to_run(store: Path) -> None:
     assert "memdir scan" in result.stderr
 
 
-def _whole(store: Path, root: Path) -> tuple[dict[str, object], str]:
+def _whole(store: Path, root: Path) -> tuple[dict[str, Any], str]:
     """The map and page a full rebuild gives, without the time stamp."""
     data = {"files": {rel: e.to_json() for rel, e in anatomy.scan(root).entries.items()}}
     for rel in data["files"]:

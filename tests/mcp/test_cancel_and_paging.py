@@ -25,6 +25,7 @@ from memdir import service
 from memdir.kernel.base.ids import mint_id
 from memdir.kernel.storage.lock import store_lock
 from memdir.service.memory import import_records
+from tests.conftest import text_of
 from tests.mcp.test_server import INITIALIZE
 
 SERVE = [sys.executable, "-m", "memdir", "serve"]
@@ -33,7 +34,10 @@ HOST_CAP_TOKENS = 18_000
 PROMPT_EXIT_SECONDS = 15.0
 """A generous bound on a shared 2-core machine; the bug held the process for 60 s."""
 
-HANDSHAKE = [INITIALIZE, {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+HANDSHAKE: list[dict[str, Any]] = [
+    INITIALIZE,
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+]
 
 
 def _remember(request_id: int, text: str) -> dict[str, Any]:
@@ -201,7 +205,7 @@ def _tokens(result: Any) -> int:
 
 def _payload(result: Any) -> dict[str, Any]:
     assert not result.is_error, result.content
-    return dict(json.loads(result.content[0].text))
+    return dict(json.loads(text_of(result)))
 
 
 @pytest.mark.slow
@@ -239,7 +243,7 @@ async def test_index_and_list_of_600_records_page_under_the_host_cap(
         small = _payload(await client.call_tool("memory_list", {"limit": 5}))
         assert len(small["results"]) == 5 and small["next_cursor"] == "5"
         bad = await client.call_tool("memory_index", {"cursor": "not-a-cursor"})
-        assert bad.is_error and "cursor" in bad.content[0].text
+        assert bad.is_error and "cursor" in text_of(bad)
 
 
 @pytest.fixture

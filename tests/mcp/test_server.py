@@ -11,10 +11,12 @@ from typing import Any
 import pytest
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.types import TextResourceContents
 
 from memdir import __version__, service
 from memdir.kernel.base.model import KINDS, STATUSES
 from memdir.mcp.server import build_server
+from tests.conftest import text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -46,8 +48,8 @@ def anyio_backend() -> str:
 def _data(result: Any) -> dict[str, Any]:
     assert not result.is_error, result.content
     assert result.structured_content is None  # sent once: one compact JSON text block
-    assert len(result.content) == 1 and "\n" not in result.content[0].text
-    return dict(json.loads(result.content[0].text))
+    assert len(result.content) == 1 and "\n" not in text_of(result)
+    return dict(json.loads(text_of(result)))
 
 
 async def test_every_tool_is_listed_with_a_schema_and_annotations(store: Path) -> None:
@@ -58,8 +60,13 @@ async def test_every_tool_is_listed_with_a_schema_and_annotations(store: Path) -
         assert tool.input_schema["type"] == "object"
         assert tool.annotations is not None
         assert tool.description and len(tool.description.splitlines()) <= 8
-    assert tools["memory_recall"].annotations.read_only_hint
-    assert not tools["memory_remember"].annotations.read_only_hint
+    recall_hints, remember_hints = (
+        tools["memory_recall"].annotations,
+        tools["memory_remember"].annotations,
+    )
+    assert recall_hints is not None and remember_hints is not None
+    assert recall_hints.read_only_hint
+    assert not remember_hints.read_only_hint
 
 
 async def test_remember_recall_get_correct_forget_round_trip(store: Path) -> None:
@@ -97,7 +104,9 @@ async def test_remember_recall_get_correct_forget_round_trip(store: Path) -> Non
         listing = _data(await client.call_tool("memory_list", {"status": "superseded"}))
         assert [r["id"] for r in listing["results"]] == [made["id"]]
         resource = await client.read_resource(f"memory://{made['id']}")
-        assert json.loads(resource.contents[0].text)["id"] == made["id"]
+        content = resource.contents[0]
+        assert isinstance(content, TextResourceContents)
+        assert json.loads(content.text)["id"] == made["id"]
 
 
 async def test_the_server_cannot_create_owner_records_whatever_the_arguments(store: Path) -> None:
@@ -127,8 +136,8 @@ async def test_domain_errors_are_tool_errors_with_stable_codes(
     async with Client(build_server(store)) as client:
         result = await client.call_tool(tool, arguments)
     assert result.is_error
-    assert f": {code}: " in result.content[0].text or result.content[0].text.startswith(f"{code}:")
-    assert "EXAMPLE0000" not in result.content[0].text
+    assert f": {code}: " in text_of(result) or text_of(result).startswith(f"{code}:")
+    assert "EXAMPLE0000" not in text_of(result)
 
 
 async def test_journal_observe_threads_hygiene_bugs_and_stats(store: Path) -> None:
@@ -183,9 +192,9 @@ async def test_recall_hits_are_compact_and_memory_get_has_the_rest(store: Path) 
     assert list(hit) == ["id", "kind", "origin", "date", "text", "score"]
     assert (hit["id"], hit["kind"], hit["origin"]) == (made["id"], "decision", "agent")
     assert hit["date"] == full["updated_at"][:10]
-    assert len(result.content[0].text) < 200  # the full record is 3-4x this
+    assert len(text_of(result)) < 200  # the full record is 3-4x this
     assert {"tags", "body", "source", "importance", "aliases"} <= set(full)
-    assert len(json.dumps(full, separators=(",", ":"))) > 2 * len(result.content[0].text)
+    assert len(json.dumps(full, separators=(",", ":"))) > 2 * len(text_of(result))
 
 
 async def test_tool_schemas_type_kind_status_and_who_and_describe_every_argument(
@@ -208,8 +217,8 @@ async def test_tool_schemas_type_kind_status_and_who_and_describe_every_argument
     assert enum("memory_recall", "kind") == list(KINDS)
     assert enum("memory_list", "status") == list(STATUSES)
     assert enum("journal_write", "who") == ["user", "assistant"]
-    assert wrong.is_error and wrong.content[0].text.startswith("usage: status: ")
-    assert "archived" not in wrong.content[0].text  # the caller's value is not echoed
+    assert wrong.is_error and text_of(wrong).startswith("usage: status: ")
+    assert "archived" not in text_of(wrong)  # the caller's value is not echoed
 
 
 NOISY_SITECUSTOMIZE = """
@@ -243,7 +252,7 @@ def _noisy_env(store: Path, tmp_path: Path) -> dict[str, str]:
     }
 
 
-INITIALIZE = {
+INITIALIZE: dict[str, Any] = {
     "jsonrpc": "2.0",
     "id": 1,
     "method": "initialize",
@@ -256,7 +265,7 @@ INITIALIZE = {
 
 
 def test_every_stdout_line_is_json_rpc_even_when_imports_print(store: Path, tmp_path: Path) -> None:
-    requests = [
+    requests: list[dict[str, Any]] = [
         INITIALIZE,
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},

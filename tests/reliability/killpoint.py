@@ -96,7 +96,7 @@ def replace(src: Any, dst: Any, *args: Any, **kwargs: Any) -> None:
     _around(f"replace:{_classify(os.fspath(dst))}", _replace, src, dst, *args, **kwargs)
 
 
-def fsync(fd: int) -> None:
+def fsync(fd: Any) -> None:
     _around("fsync", _fsync, fd)
 
 

@@ -24,6 +24,7 @@ from memdir import service
 from memdir.kernel.base.caller import Caller, from_trailers
 from memdir.service import memory
 from memdir.service.channel import SESSION_VARIABLES
+from tests.conftest import text_of
 
 AGENT_SHELLS = {
     "claude-code": {"CLAUDECODE": "1", "CLAUDE_CODE_SESSION_ID": "8a718ed2-2856-435b"},
@@ -281,7 +282,7 @@ def _data(result: Any) -> dict[str, Any]:
     assert not result.is_error, result.content
     if result.structured_content is not None:
         return dict(result.structured_content)
-    return dict(json.loads(result.content[0].text))
+    return dict(json.loads(text_of(result)))
 
 
 @pytest.mark.slow

@@ -25,7 +25,7 @@ from memdir import service
 from memdir.kernel.base.model import Record
 from memdir.kernel.storage import paths
 from memdir.kernel.storage.recordfile import dump
-from tests.conftest import git, run_cli
+from tests.conftest import git, run_cli, text_of
 from tests.hooks.conftest import run_hook
 from tests.reliability.runner import git_objects
 
@@ -319,7 +319,7 @@ def test_a_kind_folder_symlinked_out_of_the_store_stops_every_command(jail: Jail
         [("memory_list", {}), ("memory_remember", {"text": "A rule", "kind": "rule"})]
     )
     for result in listed[:2]:
-        assert result.is_error and "store_layout" in result.content[0].text
+        assert result.is_error and "store_layout" in text_of(result)
     jail.assert_contained()
 
 
@@ -462,5 +462,5 @@ def test_mcp_arguments_naming_outside_paths_read_and_write_nothing_there(jail: J
     )
     assert results[0].is_error is False
     # A bug's file must be inside the project: an outside path is refused, naming the rule.
-    assert results[1].is_error is True and "inside the project" in results[1].content[0].text
+    assert results[1].is_error is True and "inside the project" in text_of(results[1])
     jail.assert_contained()

@@ -455,10 +455,10 @@ def test_store_owned_by_another_user_is_refused_and_diagnosed(
         for name in [*dirs, *files]:
             os.chown(Path(folder) / name, 1000, 1000, follow_symlinks=False)
     os.chown(store, 1000, 1000)
-    files = record_files(store)
+    before = record_files(store)
     ran = cli("remember", "Deploys happen on Tuesdays", store=store)
     assert ran.code == 1 and "nothing was stored" in ran.err and "dubious ownership" in ran.err
-    assert record_files(store) == files
+    assert record_files(store) == before
     finding = next(f for f in health(store)["findings"] if f["code"] == "git_ownership")
     assert "safe.directory" in finding["fix"]
     gitconfig(f"[safe]\n\tdirectory = {store.resolve()}\n")  # the fix it names

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +30,9 @@ from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from memdir import service
+from memdir.kernel.base.caller import Caller
 from memdir.records.codec import read_file
-from tests.conftest import git
+from tests.conftest import git, text_of
 
 MEMDIR = [sys.executable, "-m", "memdir"]
 FORBIDDEN = ("Traceback", "database is locked")
@@ -135,7 +137,7 @@ def _context(reply: dict[str, Any] | None) -> str:
 def _tool_data(result: Any) -> dict[str, Any]:
     if result.structured_content is not None:
         return dict(result.structured_content)
-    return dict(json.loads(result.content[0].text))
+    return dict(json.loads(text_of(result)))
 
 
 def _mcp_params(store: Path) -> StdioServerParameters:
@@ -241,7 +243,7 @@ more: the store lock already serialises every write, and 32 keep it contended al
 
 
 @pytest.mark.slow
-def test_two_hundred_mixed_processes_lose_no_acknowledged_write(store: Path) -> None:
+def test_two_hundred_mixed_processes_lose_no_acknowledged_write(store: Path) -> None:  # noqa: C901 - one scenario mixing five kinds of process, checked as one
     """200 processes on one store: 74 `remember`, 20 `correct` (4 pairs racing for one
     record), 100 hook events of 16 sessions and 6 `memdir serve` processes each making 5
     concurrent MCP calls, with at most 32 in flight.
@@ -264,7 +266,7 @@ def test_two_hundred_mixed_processes_lose_no_acknowledged_write(store: Path) -> 
             store,
             _sentence(rng, "seed", n),
             kind="decision",
-            origin="agent" if 16 <= n < 22 else "owner",
+            caller=Caller("agent" if 16 <= n < 22 else "owner", "cli"),
         ).record.id
         for n in range(24)
     ]
@@ -275,17 +277,17 @@ def test_two_hundred_mixed_processes_lose_no_acknowledged_write(store: Path) -> 
         kind = ("fact", "preference", "rule", "decision")[n % 4]
         text = _sentence(rng, "cli", n)
         args = [*MEMDIR, "remember", text, "--kind", kind, "--json", "--store", str(store)]
-        jobs.append(lambda a=args, t=text: _run("remember", a, project, text=t))
+        jobs.append(partial(_run, "remember", args, project, text=text))
     correct_targets = [*seeds[:12], *[s for s in seeds[12:16] for _ in range(2)]]
     for n, target in enumerate(correct_targets):
         text = _sentence(rng, "fix", n)
         args = [*MEMDIR, "correct", target, "--text", text, "--reason", "load test"]
         args += ["--json", "--store", str(store)]
-        jobs.append(lambda a=args, t=text, o=target: _run("correct", a, project, text=t, old=o))
+        jobs.append(partial(_run, "correct", args, project, text=text, old=target))
 
     hooks = _session_hooks(store, rng)
     for event, payload, meta in hooks:
-        jobs.append(lambda e=event, p=payload, m=meta: _hook_job(store, e, p, **m))
+        jobs.append(partial(_hook_job, store, event, payload, **meta))
 
     mcp_targets = seeds[16:22]
 
@@ -302,7 +304,7 @@ def test_two_hundred_mixed_processes_lose_no_acknowledged_write(store: Path) -> 
         async def drive() -> None:
             async def one(name: str, arguments: dict[str, Any]) -> None:
                 result = await client.call_tool(name, arguments)
-                body = result.content[0].text if result.is_error else _tool_data(result)
+                body = text_of(result) if result.is_error else _tool_data(result)
                 outcomes.append((name, arguments, result.is_error, body))
 
             async with (
@@ -318,7 +320,7 @@ def test_two_hundred_mixed_processes_lose_no_acknowledged_write(store: Path) -> 
         return Ran("mcp", ["memdir", "serve"], 0, "", log.read_text(), {"outcomes": outcomes})
 
     for k in range(len(mcp_targets)):
-        jobs.append(lambda k=k: mcp_session(k))
+        jobs.append(partial(mcp_session, k))
     assert len(jobs) == 200
     rng.shuffle(jobs)
 
@@ -372,7 +374,7 @@ def test_two_hundred_mixed_processes_lose_no_acknowledged_write(store: Path) -> 
     turns = _jsonl_rows(store / "journal")
     rows = Counter((r["session"], r["tool"], r.get("path") or r.get("command")) for r in actions)
     said = Counter((t["session"], t["who"], t["text"]) for t in turns)
-    expected_rows: Counter[tuple[str, str, str]] = Counter()
+    expected_rows: Counter[tuple[Any, Any, Any]] = Counter()
     expected_turns: Counter[tuple[str, str, str]] = Counter()
     for ran in by_label["hook"]:
         assert ran.code == 0 and ran.stderr == "", ran.stderr
@@ -497,16 +499,16 @@ def _hook_storm(store: Path, count: int) -> list[Ran]:
                 tool_response={"stdout": "ok", "stderr": "", "interrupted": False},
                 tool_use_id=f"toolu_{n:03d}",
             )
-            jobs.append(lambda p=payload: _hook_job(store, "PostToolUse", p))
+            jobs.append(partial(_hook_job, store, "PostToolUse", payload))
         elif n % 3 == 1:
             prompt = f"Step {n}: what does app.py print?"
             payload = _hook_payload(store, "UserPromptSubmit", session, prompt=prompt)
-            jobs.append(lambda p=payload: _hook_job(store, "UserPromptSubmit", p))
+            jobs.append(partial(_hook_job, store, "UserPromptSubmit", payload))
         else:
             payload = _hook_payload(
                 store, "Stop", session, stop_hook_active=False, last_assistant_message=f"Step {n}."
             )
-            jobs.append(lambda p=payload: _hook_job(store, "Stop", p))
+            jobs.append(partial(_hook_job, store, "Stop", payload))
     with ThreadPoolExecutor(8) as pool:
         return list(pool.map(lambda job: job(), jobs))
 
@@ -646,7 +648,9 @@ def test_concurrent_mutations_through_one_mcp_session_apply_or_are_cleanly_refus
     # The agent's own records: on an owner's record, MCP correct and forget are only
     # proposals (DESIGN §4) and would both "apply"; on its own they race for real.
     seeds = [
-        service.remember(store, _sentence(random.Random(n), "target", n), origin="agent").record.id
+        service.remember(
+            store, _sentence(random.Random(n), "target", n), caller=Caller("agent", "cli")
+        ).record.id
         for n in range(ROUNDS)
     ]
     base = git(store, "rev-parse", "HEAD").strip()
@@ -658,7 +662,7 @@ def test_concurrent_mutations_through_one_mcp_session_apply_or_are_cleanly_refus
             outcome: dict[str, tuple[bool, Any]], key: str, name: str, args: Any
         ) -> None:
             result = await client.call_tool(name, args)
-            body = result.content[0].text if result.is_error else _tool_data(result)
+            body = text_of(result) if result.is_error else _tool_data(result)
             outcome[key] = (result.is_error, body)
 
         async with Client(stdio_client(_mcp_params(store), errlog=err)) as client:

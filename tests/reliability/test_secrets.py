@@ -37,7 +37,7 @@ from memdir.kernel.lang.redact import _patterns, _value_span, find_secrets
 from memdir.kernel.storage import paths
 from memdir.kernel.storage.recordfile import dump
 from memdir.service import project as project_service
-from tests.conftest import run_cli
+from tests.conftest import run_cli, text_of
 from tests.hooks.conftest import HookRun, run_hook
 from tests.kernel.test_redact import PROSE_SECRETS, PROSE_TALK
 from tests.reliability.runner import git_objects
@@ -228,7 +228,7 @@ def _mcp(lab: Lab, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
 
     anyio.run(main)
     for result in results:
-        lab.outputs.append(result.content[0].text if result.content else "")
+        lab.outputs.append(text_of(result) if result.content else "")
     return results
 
 
@@ -276,7 +276,7 @@ def _exercise_refusals(lab: Lab) -> None:
     )
     for result in results:
         if _masks(lab):
-            assert result.is_error and "secret" in result.content[0].text, result.content
+            assert result.is_error and "secret" in text_of(result), result.content
         else:
             assert not result.is_error, result.content
     if not _masks(lab):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,7 +15,7 @@ from memdir.store import mirror
 from tests.conftest import run_cli
 
 
-def _mirror(store: Path, *args: str) -> dict[str, object]:
+def _mirror(store: Path, *args: str) -> dict[str, Any]:
     result = run_cli("mirror", "claude", "--store", str(store), "--json", *args)
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)  # type: ignore[no-any-return]

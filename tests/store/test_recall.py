@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from memdir import service
+from memdir.kernel.base.caller import Caller
 
 
 def _texts(store: Path, query: str, **options: object) -> list[str]:
@@ -71,7 +72,10 @@ def test_a_single_record_store_still_scores_above_zero(store: Path) -> None:
 
 def test_candidates_are_only_returned_when_asked(store: Path) -> None:
     service.remember(
-        store, "Observer thinks tabs are preferred", status="candidate", origin="observer"
+        store,
+        "Observer thinks tabs are preferred",
+        status="candidate",
+        caller=Caller("observer", "observer"),
     )
     assert _texts(store, "tabs preferred") == []
     assert _texts(store, "tabs preferred", include_candidates=True) == [

@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -56,7 +57,7 @@ def _team(tmp_path: Path, count: int) -> tuple[Path, list[Path]]:
     return remote, stores
 
 
-def _sync(store: Path, **options: bool) -> teamsync.Synced:
+def _sync(store: Path, **options: Any) -> teamsync.Synced:
     return project_service.sync(store, share=True, **options)
 
 

@@ -151,3 +151,19 @@ def test_concurrent_writers_each_get_one_whole_event(store: Path) -> None:
     assert sorted(named) == sorted(ids)
     assert not [f for f in service.health(store).findings if f.code == "unaudited_record"]
     assert git(store, "status", "--porcelain") == ""
+
+
+def test_an_update_names_who_made_it_not_who_wrote_the_record(store: Path) -> None:
+    """A bug the agent logged and the owner marked fixed was fixed by the owner (issue 10)."""
+    from memdir.service import memory
+
+    logged = memory.bug_log(
+        store, "KeyError: 'id'", "check the key", None, caller=Caller("agent", "mcp")
+    )
+    assert logged.record.origin == "agent"
+    fixed = memory.bug_fixed(store, logged.record.id, caller=Caller("owner", "cli"))
+    assert "fixed" in fixed.record.tags
+    event = audit.read(store, logged.record.id)[-1]
+    assert (event["op"], event["origin"], event["channel"]) == ("bug fixed", "owner", "cli")
+    message = git(store, "log", "-1", "--format=%B")
+    assert "Memdir-Origin: owner" in message and "origin: agent" not in message

@@ -16,6 +16,7 @@ from mcp.client.client import Client
 from memdir import service
 from memdir.mcp.server import build_server
 from memdir.service import memory
+from tests.conftest import text_of
 from tests.hooks.conftest import hook  # noqa: F401 - the fixture
 
 WRONG = "Always deploy on Fridays after lunch"
@@ -49,7 +50,7 @@ async def test_mcp_remember_of_a_look_alike_is_a_refused_tool_error(store: Path)
             body: Any = result.content[0]
             assert "rejected_belief" in body.text or "tombstone" in body.text
         found = await client.call_tool("memory_recall", {"query": "deploy Tuesdays"})
-        assert RIGHT in json.dumps(found.structured_content or found.content[0].text)
+        assert RIGHT in json.dumps(found.structured_content or text_of(found))
     assert _active(store) == [RIGHT]
 
 

@@ -126,7 +126,9 @@ def test_a_review_style_reject_then_reactivation_by_edit_is_refused(store: Path)
     rid = _rejected(store)
     other = service.remember(store, RIGHT, kind="decision").record
     with service.opened(store) as handle, pytest.raises(RejectedBeliefError):
-        lifecycle.update(handle, other.id, op="review-edit", text=WRONG.upper())
+        lifecycle.update(
+            handle, other.id, op="review-edit", caller=Caller("owner", "cli"), text=WRONG.upper()
+        )
     assert _active_texts(store) == [RIGHT]
     assert service.get(store, rid).status == "rejected"
 
@@ -187,3 +189,25 @@ def test_rolling_back_a_reject_lifts_its_tombstone_and_an_unrolled_reject_still_
     # the reject that was not rolled back still refuses its value
     with pytest.raises(RejectedBeliefError, match="tombstone"):
         service.remember(store, RIGHT, kind="decision", caller=AGENT)
+
+
+def test_import_from_jsonl_refuses_restating_a_superseded_value_and_keeps_its_successor(
+    store: Path, tmp_path: Path
+) -> None:
+    old = service.remember(store, "The queue is RabbitMQ in production.", kind="fact").record
+    new = service.correct(store, old.id, "The queue is Kafka in production.").record
+    source = tmp_path / "in.jsonl"
+    lines = [
+        {"id": "f-01m8cccccccccc", "kind": "fact", "text": "The queue is RabbitMQ in production"},
+        {"id": "f-01m8dddddddddd", "kind": "fact", "text": "Logs are shipped to Loki."},
+    ]
+    source.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    done = run_cli("import", "--from", "jsonl", str(source), "--json")
+    assert done.exit_code == 0, done.output
+    out = json.loads(done.stdout)
+    assert out["refused"] == [{"line": 1, "why": "superseded", "by": new.id}]
+    assert out["imported"] == 1
+    assert sorted(_active_texts(store)) == [
+        "Logs are shipped to Loki.",
+        "The queue is Kafka in production.",
+    ]

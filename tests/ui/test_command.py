@@ -39,7 +39,7 @@ def test_memdir_ui_serves_on_loopback_with_a_token_and_stops_on_ctrl_c(
     )
     try:
         assert proc.stdout is not None
-        lines = []
+        lines: list[str] = []
         while not "".join(lines).rstrip().endswith("}"):
             line = proc.stdout.readline()
             assert line, proc.stderr.read() if proc.stderr else "no output"

@@ -9,12 +9,11 @@ Imports: standard library and the kernel only.
 from __future__ import annotations
 
 import time
-from pathlib import Path, PureWindowsPath
+from pathlib import Path
 
 from memdir.kernel.base.errors import MemdirError
-from memdir.kernel.lang.redact import is_secret_path
 from memdir.kernel.storage import manifest
-from memdir.kernel.storage.paths import state_dir
+from memdir.kernel.storage.paths import project_relative, state_dir
 
 TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
 if TYPE_CHECKING:
@@ -94,6 +93,8 @@ class Context:
         self.deadline = deadline  # time.monotonic() value past which the hook gives up
         self._kept = kept
         self._index: Index | None = None
+        self._user_index: Index | None = None
+        self._user_looked = False
         self._manifest: Manifest | None = None
         self.cold = False  # set when the index is opened: see :attr:`index`
         self.read_only = False  # a preview: start nothing in the background
@@ -139,6 +140,35 @@ class Context:
                 _rebuild_in_background(self.store)
         return self._index
 
+    @property
+    def user_index(self) -> Index | None:
+        """The user store's index, read-only, when a user store other than this one exists.
+
+        It carries the person's cross-project rules and preferences to the digest and to
+        per-prompt recall (issue 10, mark 4). Opened once; ``None`` when there is no user
+        store, it has no index yet, or it cannot be read in time (the hook goes on without it).
+        """
+        if not self._user_looked:
+            self._user_looked = True
+            from memdir.kernel.storage.paths import is_store, user_store_dir
+
+            user = user_store_dir()
+            try:
+                if is_store(user) and user.resolve() != self.store.resolve():
+                    from memdir.kernel.index import INDEX_NAME, Index
+
+                    if (user / INDEX_NAME).is_file():
+                        self._user_index = Index(
+                            user, busy_timeout_seconds=self.remaining(), read_only=True
+                        )
+            except (MemdirError, OSError, ValueError):
+                self._user_index = None
+            except Exception as exc:  # sqlite3 errors: the hook path does not import sqlite3
+                if type(exc).__module__ != "sqlite3":
+                    raise
+                self._user_index = None
+        return self._user_index
+
     def handle(self) -> Handle:
         """Return a lifecycle handle (canonical files only: hooks never parse hand edits).
 
@@ -163,34 +193,13 @@ class Context:
         Windows (a drive letter, a UNC share, ``..`` between backslashes) is outside on every
         platform (case B05), and a path no file can have (a NUL byte) names nothing.
         """
-        if not path or "\x00" in path:
-            return None
-        if "://" in path:  # a URL: only a file URL names a file, by its path
-            if not path.startswith("file://"):
-                return None
-            path = path[len("file://") :].removeprefix("localhost")
-        windows = PureWindowsPath(path)
-        if windows.drive or ("\\" in path and ".." in windows.parts):
-            return None
-        candidate = Path(path)
-        if not candidate.is_absolute():
-            candidate = self.project / candidate
-        try:
-            resolved = candidate.resolve()
-            root = self.project.resolve()
-        except (OSError, RuntimeError):
-            return None
-        if not resolved.is_relative_to(root):
-            return None
-        rel = resolved.relative_to(root).as_posix()
-        if rel == "." or rel.split("/")[0] == self.store.name or is_secret_path(rel):
-            return None
-        if is_secret_path(candidate.name):
-            return None
-        return rel
+        return project_relative(self.project, path, store_name=self.store.name)
 
     def close(self) -> None:
         """Close what was opened."""
         if self._index is not None:
             self._index.close()
             self._index = None
+        if self._user_index is not None:
+            self._user_index.close()
+        self._user_index, self._user_looked = None, False

@@ -269,7 +269,9 @@ def _govern(event: HookEvent, context: Context, ok: bool) -> tuple[int, int, Any
     return (produced, shown, response) if shown < produced else (produced, produced, None)
 
 
-def handle(event: HookEvent, context: Context) -> HookResult | None:
+def handle(  # noqa: C901 - one branch per tool kind (read, write, shell, patch); to be split
+    event: HookEvent, context: Context
+) -> HookResult | None:
     """Record one tool event (or failed tool call); answer only to shape or inject."""
     ok = _succeeded(event)
     produced = shown = 0

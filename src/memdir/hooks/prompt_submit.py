@@ -115,6 +115,7 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         notes=[*notes, *reminders],
         demoted=digest.demoted_ids(context.store),
         preamble=not state.get("preambled"),
+        user_index=context.user_index,
     )
     if not injection.text:
         return None

@@ -24,7 +24,7 @@ from memdir.kernel.storage import session
 
 TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
 if TYPE_CHECKING:
-    from typing import Any
+    from memdir.kernel.storage.session import SessionState
 
 RECENT_FILES = 12
 
@@ -46,7 +46,7 @@ def _spawn_reindex(context: Context) -> None:
     )
 
 
-def recent_files(state: dict[str, Any]) -> list[str]:
+def recent_files(state: SessionState) -> list[str]:
     """Return the files this session wrote, then read, newest first (at most a dozen)."""
     recent = list(reversed(state["written"]))[:RECENT_FILES]
     recent += [p for p in reversed(list(state["reads"])) if p not in recent][
@@ -98,6 +98,7 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         # path-scoped beliefs come back for every file the session touched (after a compaction
         # the host has dropped them with the reads they came with)
         touched=list(dict.fromkeys([*state["written"], *state["reads"]])),
+        user_index=context.user_index,
     )
     if not context.read_only:
         digest.scoped_docs(index, context.store)  # the list PostToolUse reads (path scopes)

@@ -25,7 +25,7 @@ from memdir.hooks.context import Context
 from memdir.hooks.payload import HookEvent, HookResult
 from memdir.kernel.base.errors import MemdirError
 from memdir.kernel.hostio.hookio import text_field
-from memdir.kernel.storage import journal, saves, session
+from memdir.kernel.storage import journal, paths, saves, session
 
 TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
 if TYPE_CHECKING:
@@ -152,7 +152,7 @@ def _observer_due(context: Context) -> bool:
     every = context.settings.observe_every_seconds
     if every <= 0:
         return False
-    mark = context.store / "state" / OBSERVER_MARK
+    mark = paths.layout(context.store).state_path(OBSERVER_MARK)
     try:
         if time.time() - mark.stat().st_mtime < every:
             return False

@@ -72,7 +72,9 @@ def _our_commands(
     return [str(h.get("command", h.get("bash"))) for h in handlers if installer.is_our_handler(h)]
 
 
-def _wiring(spec: HostSpec, project: Path, shared: bool) -> list[dict[str, Any]]:
+def _wiring(  # noqa: C901 - one check per piece of a host's wiring (hooks, MCP, instructions)
+    spec: HostSpec, project: Path, shared: bool
+) -> list[dict[str, Any]]:
     scope = spec.scope(shared)
     fix = f"memdir install --host {spec.name}" + (" --shared" if shared else "")
     checks: list[dict[str, Any]] = []

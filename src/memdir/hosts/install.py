@@ -794,7 +794,9 @@ def _key(path: Path, project: Path) -> str:
         return "~/" + path.relative_to(home).as_posix() if path.is_relative_to(home) else str(path)
 
 
-def plan(spec: HostSpec, project: Path, store: Path, *, remove: bool, shared: bool = False) -> Plan:
+def plan(  # noqa: C901 - one branch per host-table feature (hooks, MCP, instructions, scopes); split, each part would re-derive the same scope facts
+    spec: HostSpec, project: Path, store: Path, *, remove: bool, shared: bool = False
+) -> Plan:
     """Plan an install (or, with ``remove``, an uninstall) without writing anything.
 
     A shared install writes the team's files and takes memdir out of this person's own files; a

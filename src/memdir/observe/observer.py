@@ -14,8 +14,9 @@ Each batch goes to the offline extractor and, when an endpoint is configured, to
 LLM timeout or HTTP error leaves the offset where it was (the batch is retried next tick); a
 malformed reply is rejected and the batch counts as done. Every candidate cites its journal
 file and byte range and has origin ``observer``; one that repeats a rejected belief is dropped;
-one distilled from a second, different session is promoted to active when the manifest's
-``promote_corroborated`` says so.
+one distilled from the person's own words in a second, different session, when the
+candidate also came from the person's words, is promoted to active when the manifest's
+``promote_corroborated`` says so (:func:`person_said`; the agent's turns never corroborate).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from memdir.kernel.storage import lifecycle, spool
 from memdir.kernel.storage.journal import journal_files
 from memdir.kernel.storage.lifecycle import Handle
 from memdir.kernel.storage.lock import file_lock
-from memdir.kernel.storage.paths import state_dir
+from memdir.kernel.storage.paths import layout, state_dir
 from memdir.observe import extract, llm
 
 STATE_NAME = "observer.json"
@@ -78,7 +79,7 @@ class Observed:
 
 
 def _load_state(store: Path) -> dict[str, Any] | None:
-    path = store / "state" / STATE_NAME
+    path = layout(store).state_path(STATE_NAME)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -100,6 +101,38 @@ class _Turn:
     end: int
 
 
+def person_said(store: Path, citation: object) -> bool:
+    """Whether every journal turn a citation names was the person's (``who: "user"``).
+
+    A citation is ``journal/<file>:<start>-<end>`` (a byte range of the journal). Corroboration
+    rests on the person's own words only (issue 10, mark 6): an assistant turn saying "we
+    decided to skip the integration tests" twice, in two sessions, is the agent repeating
+    itself, not the person agreeing. Anything unreadable counts as not the person's.
+
+    Args:
+        store: The store folder.
+        citation: A record's ``source.journal`` (any value; only a well-formed one can pass).
+
+    Returns:
+        True when the range holds at least one turn and all of them are the person's.
+    """
+    if not isinstance(citation, str) or not citation.startswith("journal/"):
+        return False
+    name, _, span = citation[len("journal/") :].rpartition(":")
+    start, _, end = span.partition("-")
+    bad_name = ".." in name.split("/") or name.startswith("/") or not name.endswith(".jsonl")
+    if bad_name or not start.isdigit() or not end.isdigit():
+        return False
+    try:
+        with open(store / "journal" / name, "rb") as fh:
+            fh.seek(int(start))
+            data = fh.read(max(int(end) - int(start), 0))
+        turns = [json.loads(line) for line in data.splitlines() if line.strip()]
+    except (OSError, ValueError):
+        return False
+    return bool(turns) and all(isinstance(t, dict) and t.get("who") == "user" for t in turns)
+
+
 def _propose(
     handle: Handle,
     observed: Observed,
@@ -109,12 +142,15 @@ def _propose(
     importance: int | None,
     citation: str,
 ) -> None:
+    own_words = bool(turn.session) and person_said(handle.store, citation)
     corroborating = [
         doc
         for _, doc in lifecycle.find_similar(
             handle.index, text, handle.manifest.near_duplicate, ("candidate",)
         )
-        if turn.session and (doc.get("source") or {}).get("session") not in ("", None, turn.session)
+        if own_words
+        and (doc.get("source") or {}).get("session") not in ("", None, turn.session)
+        and person_said(handle.store, (doc.get("source") or {}).get("journal"))
     ]
     retired = lifecycle.find_similar(
         handle.index, text, handle.manifest.near_duplicate, ("forgotten", "superseded")
@@ -133,7 +169,7 @@ def _propose(
                 handle,
                 first["id"],
                 "active",
-                reason=f"corroborated by sessions {sessions}",
+                reason=f"corroborated by the person in sessions {sessions}",
                 op="promote",
                 caller=OBSERVER,
             )

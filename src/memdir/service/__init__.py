@@ -20,13 +20,15 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from memdir.kernel.base import validity
 from memdir.kernel.base.caller import Caller
 from memdir.kernel.base.errors import MemdirError, NotFoundError, ProvenanceError, UsageError
 from memdir.kernel.base.ids import check_id
-from memdir.kernel.base.model import Record
+from memdir.kernel.base.model import Kind, Record
 from memdir.kernel.index import doc_record
+from memdir.kernel.index.interface import IndexBackend
 from memdir.kernel.index.recall import Hit, TurnHit, search_turns
 from memdir.kernel.index.recall import recall as recall_records
 from memdir.kernel.lang.text import truncate
@@ -34,6 +36,7 @@ from memdir.kernel.storage import authority, gitio, lifecycle, paths
 from memdir.kernel.storage import hits as hit_stats
 from memdir.kernel.storage import journal as journal_mod
 from memdir.kernel.storage.lifecycle import Handle, Written
+from memdir.kernel.storage.manifest import Manifest
 from memdir.service.channel import cli_caller
 from memdir.store import graph as graph_mod
 from memdir.store import history, mirror, scan, setup
@@ -110,10 +113,72 @@ def init(
 # --- lifecycle -------------------------------------------------------------------------------
 
 
-def remember(store: Path, text: str, **options: Any) -> Written:
-    """Remember one belief; see :func:`memdir.kernel.storage.lifecycle.remember` for the options."""
+NewStatus = Literal["active", "candidate"]
+"""The statuses a new record may have (``candidate``: the observer's, awaiting review)."""
+
+
+def remember(
+    store: Path,
+    text: str,
+    *,
+    kind: Kind = "fact",
+    caller: Caller | None = None,
+    aliases: Sequence[str] = (),
+    tags: Sequence[str] = (),
+    links: Sequence[str] = (),
+    importance: int | None = None,
+    body: str = "",
+    status: NewStatus = "active",
+    journal: str | None = None,
+    observed_at: str | None = None,
+    valid_from: str | None = None,
+    valid_until: str | None = None,
+    entity_type: str | None = None,
+) -> Written:
+    """Remember one belief (:func:`memdir.kernel.storage.lifecycle.remember` has the details).
+
+    Args:
+        store: The store folder.
+        text: The belief.
+        kind: What sort of belief.
+        caller: Who is acting (default: this process's environment, as the CLI decides).
+        aliases: Other words for it.
+        tags: Labels.
+        links: Ids of related records.
+        importance: 1..10 (default 5).
+        body: Longer prose.
+        status: ``active``, or ``candidate`` (awaiting review).
+        journal: A citation of the journal evidence.
+        observed_at: When it was observed (ISO date or time; default today).
+        valid_from: When it became true in the world (default: when observed).
+        valid_until: When it stops (stopped) being true, exclusive.
+        entity_type: For an entity: what sort.
+
+    Returns:
+        :class:`Written`: the record, and whether it was created or a near-duplicate updated.
+
+    Raises:
+        ProvenanceError, SecretError, RejectedBeliefError, NotFoundError, UsageError,
+        LockTimeoutError, GitError: see the lifecycle.
+    """
     with opened(store, quick=True) as handle:
-        done = lifecycle.remember(handle, text, **options)
+        done = lifecycle.remember(
+            handle,
+            text,
+            kind=kind,
+            caller=caller or cli_caller(),
+            aliases=aliases,
+            tags=tags,
+            links=links,
+            importance=importance,
+            body=body,
+            status=status,
+            journal=journal,
+            observed_at=observed_at,
+            valid_from=valid_from,
+            valid_until=valid_until,
+            entity_type=entity_type,
+        )
         if handle.manifest.max_active:
             from memdir.store import capacity
 
@@ -198,14 +263,57 @@ def pin(store: Path, record_id: str, *, pinned: bool, caller: Caller) -> Written
         )
 
 
-def correct(store: Path, record_id: str, text: str, **options: Any) -> Written:
-    """Supersede ``record_id`` with ``text`` (``lifecycle.correct``)."""
+def correct(
+    store: Path,
+    record_id: str,
+    text: str,
+    *,
+    reason: str | None = None,
+    caller: Caller | None = None,
+    valid_until: str | None = None,
+) -> Written:
+    """Supersede ``record_id`` with ``text`` (:func:`memdir.kernel.storage.lifecycle.correct`).
+
+    Args:
+        store: The store folder.
+        record_id: The record to correct.
+        text: The corrected belief.
+        reason: Why the old one was wrong.
+        caller: Who is acting (default: this process's environment).
+        valid_until: The old belief was true until then (not wrong); the new one from then.
+
+    Raises:
+        NotFoundError, TransitionError, RejectedBeliefError, UsageError: see the lifecycle.
+    """
     with opened(store) as handle:
-        return lifecycle.correct(handle, record_id, text, **options)
+        return lifecycle.correct(
+            handle,
+            record_id,
+            text,
+            reason=reason,
+            caller=caller or cli_caller(),
+            valid_until=valid_until,
+        )
 
 
-def correct_match(store: Path, query: str, text: str, **options: Any) -> Written:
+def correct_match(
+    store: Path,
+    query: str,
+    text: str,
+    *,
+    reason: str | None = None,
+    caller: Caller | None = None,
+    valid_until: str | None = None,
+) -> Written:
     """Supersede the one active record that best matches ``query`` (case B23).
+
+    Args:
+        store: The store folder.
+        query: Words naming the record.
+        text: The corrected belief.
+        reason: Why the old one was wrong.
+        caller: Who is acting (default: this process's environment).
+        valid_until: The old belief was true until then (not wrong); the new one from then.
 
     Raises:
         NotFoundError: nothing matches.
@@ -219,22 +327,47 @@ def correct_match(store: Path, query: str, text: str, **options: Any) -> Written
         if len(found) > 1 and found[1].score >= 0.8 * found[0].score:
             ids = ", ".join(f"{h.doc['id']} ({truncate(h.doc['text'], 40)})" for h in found)
             raise UsageError(f"{query!r} matches more than one record: {ids}; pass the id")
-        return lifecycle.correct(handle, found[0].doc["id"], text, **options)
-
-
-def reject(store: Path, record_id: str, reason: str, **options: Any) -> Written:
-    """Mark a belief wrong; it is never recalled and never re-learned."""
-    with opened(store) as handle:
-        return lifecycle.set_status(
-            handle, record_id, "rejected", reason=reason, op="reject", **options
+        return lifecycle.correct(
+            handle,
+            found[0].doc["id"],
+            text,
+            reason=reason,
+            caller=caller or cli_caller(),
+            valid_until=valid_until,
         )
 
 
-def forget(store: Path, record_id: str, reason: str | None = None, **options: Any) -> Written:
-    """Retire a belief; its file and history stay; ``reason`` may be None (none given)."""
+def reject(store: Path, record_id: str, reason: str, *, caller: Caller | None = None) -> Written:
+    """Mark a belief wrong; it is never recalled and never re-learned.
+
+    ``caller`` defaults to this process's environment (the CLI's rule).
+    """
     with opened(store) as handle:
         return lifecycle.set_status(
-            handle, record_id, "forgotten", reason=reason, op="forget", **options
+            handle,
+            record_id,
+            "rejected",
+            reason=reason,
+            op="reject",
+            caller=caller or cli_caller(),
+        )
+
+
+def forget(
+    store: Path, record_id: str, reason: str | None = None, *, caller: Caller | None = None
+) -> Written:
+    """Retire a belief; its file and history stay; ``reason`` may be None (none given).
+
+    ``caller`` defaults to this process's environment (the CLI's rule).
+    """
+    with opened(store) as handle:
+        return lifecycle.set_status(
+            handle,
+            record_id,
+            "forgotten",
+            reason=reason,
+            op="forget",
+            caller=caller or cli_caller(),
         )
 
 
@@ -275,6 +408,7 @@ def list_records(
     limit: int | None = None,
     tags: Sequence[str] = (),
     entity_types: Sequence[str] = (),
+    served_only: bool = False,
 ) -> list[Record]:
     """Return records by kind and status, most recently updated first.
 
@@ -286,16 +420,23 @@ def list_records(
         tags: Only records carrying one of these tags (compared case-insensitively, without a
             leading ``#`` or brackets, so ``[坑]`` and ``坑`` are the same tag).
         entity_types: Only entities of one of these types (``source.entity_type``).
+        served_only: Only what recall would serve now: active (or the ``statuses`` asked
+            for), true now and of this store's scope (:func:`memdir.kernel.base.validity.
+            served`); the agent's listing. Without it, the owner's full view of the store.
     """
     wanted_tags = {tag_key(t) for t in tags}
     wanted_types = {t.strip().lower() for t in entity_types}
-    filtered = bool(wanted_tags or wanted_types)
+    served = tuple(statuses) or ("active",)
+    filtered = bool(wanted_tags or wanted_types or served_only)
     with opened(store) as handle:
         docs = handle.index.list_docs(
             kinds=("entity",) if wanted_types and not kinds else kinds,
-            statuses=statuses,
+            statuses=served if served_only else statuses,
             limit=None if filtered else limit,
         )
+        scope = handle.manifest.scope
+    if served_only:
+        docs = [d for d in docs if validity.served(d, scope=scope, statuses=served)]
     if wanted_tags:
         docs = [d for d in docs if wanted_tags & {tag_key(t) for t in d.get("tags") or ()}]
     if wanted_types:
@@ -358,21 +499,47 @@ def recall(
     include_candidates: bool = False,
     explain: bool = False,
     include_user: bool = True,
+    as_of: str | None = None,
+    believed_at: str | None = None,
     tags: Sequence[str] = (),
     entity_types: Sequence[str] = (),
     count_hits: bool = True,
 ) -> RecallResult:
     """Recall from the project store, then the user store; merge by score.
 
-    Each hit's ``scope`` says which store it came from. ``tags`` keeps only hits carrying one
-    of those tags (see :func:`tag_key`), ``entity_types`` only entities of those types; both
-    filter the best :data:`FILTER_POOL` candidates of the same ranking, so a filtered recall
-    returns the same records in the same order as an unfiltered one, minus the others.
-    Each record returned counts as a hit (:mod:`memdir.kernel.storage.hits`) unless
-    ``count_hits`` is False (a bulk forget's selection, say).
+    Each hit's ``scope`` says which store it came from. By default only what is true now is
+    returned (valid time, :mod:`memdir.kernel.base.validity`). ``tags`` keeps only hits
+    carrying one of those tags (see :func:`tag_key`), ``entity_types`` only entities of those
+    types; both filter the best :data:`FILTER_POOL` candidates of the same ranking, so a
+    filtered recall returns the same records in the same order as an unfiltered one, minus
+    the others.
+
+    Args:
+        store: The project store.
+        query: Free text.
+        limit: Most hits (default: the manifest's ``recall_limit``).
+        kinds: Only these kinds.
+        include_candidates: Also candidates awaiting review.
+        explain: Hits carry their score factors in ``to_json``.
+        include_user: Also search the user store.
+        as_of: A date or time: what was true in the world then (valid time), as memdir
+            believes it now.
+        believed_at: A date or time: what memdir believed then, from its own git history
+            (record time), true then; combined with ``as_of``, what it believed then about
+            that date.
+        tags: Only hits with one of these tags.
+        entity_types: Only entities of these types.
+        count_hits: Count each record returned as a hit (:mod:`memdir.kernel.storage.hits`);
+            False for a bulk forget's selection, say.
+
+    Raises:
+        UsageError: ``as_of`` or ``believed_at`` is not a date or ISO-8601 time.
+        NotFoundError: ``believed_at`` is before the store's first commit.
     """
     started = time.perf_counter()
-    statuses = ("active", "candidate") if include_candidates else ("active",)
+    served = ("active", "candidate") if include_candidates else ("active",)
+    statuses = [*served, "superseded"] if as_of is not None else list(served)
+    at = validity.asked_instant(as_of if as_of is not None else believed_at)
     stores = [store]
     user = _user_store(store) if include_user else None
     if user is not None:
@@ -384,33 +551,71 @@ def recall(
     wanted_types = {t.strip().lower() for t in entity_types}
     came_from: dict[int, Path] = {}
     for each in stores:
-        with opened(each, quick=True) as handle:
-            wanted = limit or handle.manifest.recall_limit
+        with _recall_index(each, believed_at) as (index, manifest, handle):
+            wanted = limit or manifest.recall_limit
+            # room for what the tag, type and valid-time filters then leave out
+            pool = max(wanted, FILTER_POOL) if wanted_tags or wanted_types else max(3 * wanted, 30)
             for _ in range(2):  # once more when a file the answer used was edited in place
                 result = recall_records(
-                    handle.index,
+                    index,
                     query,
-                    limit=max(wanted, FILTER_POOL) if wanted_tags or wanted_types else wanted,
+                    limit=pool,
                     kinds=("entity",) if wanted_types and not kinds else kinds,
                     statuses=statuses,
-                    decay=handle.manifest.decay,
-                    min_score=handle.manifest.min_score,
+                    decay=manifest.decay,
+                    min_score=manifest.min_score,
                     explain=explain,
                 )
-                if not scan.verify_files(handle, [h.doc["id"] for h in result.hits]):
+                if handle is None or not scan.verify_files(
+                    handle, [h.doc["id"] for h in result.hits[:wanted]]
+                ):
                     break
             terms = result.terms
             for h in result.hits:
                 if (
-                    not wanted_tags or wanted_tags & {tag_key(t) for t in h.doc.get("tags") or ()}
-                ) and (not wanted_types or entity_type_of(h.doc) in wanted_types):
+                    validity.served(
+                        h.doc,
+                        scope=manifest.scope,
+                        at=at,
+                        past=as_of is not None,
+                        statuses=served,
+                    )
+                    and (
+                        not wanted_tags
+                        or wanted_tags & {tag_key(t) for t in h.doc.get("tags") or ()}
+                    )
+                    and (not wanted_types or entity_type_of(h.doc) in wanted_types)
+                ):
                     hits.append(h)
                     came_from[id(h)] = each
     hits.sort(key=lambda h: -h.score)
     shown = hits[: wanted or 10]
-    for each in stores if count_hits else ():  # statistics for get, dream and max_active
+    counted = count_hits and believed_at is None  # a question about the past is no use now
+    for each in stores if counted else ():  # statistics for get, dream and max_active
         hit_stats.note(each, [h.doc["id"] for h in shown if came_from[id(h)] == each], "recall")
     return RecallResult(query, terms, shown, (time.perf_counter() - started) * 1000, explain)
+
+
+@contextmanager
+def _recall_index(
+    store: Path, believed_at: str | None
+) -> Iterator[tuple[IndexBackend, Manifest, Handle | None]]:
+    """Yield the index recall reads, its manifest, and the live handle (``None`` for the past).
+
+    The live index (opened quickly, its answer's files verified), or the store's as it was at
+    ``believed_at`` (:mod:`memdir.store.believed`).
+    """
+    if believed_at is None:
+        with opened(store, quick=True) as handle:
+            yield handle.index, handle.manifest, handle
+        return
+    from memdir.kernel.storage import manifest as manifest_mod
+    from memdir.store import believed
+
+    loaded = manifest_mod.load(store)
+    at = validity.asked_instant(believed_at)
+    with believed.index_at(store, at, loaded.scope) as (index, _):
+        yield index, loaded, None
 
 
 # --- journal ---------------------------------------------------------------------------------
@@ -540,7 +745,9 @@ def catalogue(store: Path, *, backend: str | None = None) -> list[Record]:
     ``backend`` reads another index than the manifest's (see :func:`opened`).
     """
     with opened(store, backend=backend) as handle:
+        scope = handle.manifest.scope
         docs = handle.index.list_docs(statuses=("active",))
+    docs = [doc for doc in docs if validity.served(doc, scope=scope)]
     order = {
         kind: n
         for n, kind in enumerate(

@@ -280,12 +280,10 @@ def waste(store: Path, days: int = 30) -> dict[str, Any]:
         return waste_mod.report(handle, project_root(store), days=days)
 
 
-def bug_log(
-    store: Path, error: str, fix: str, file: str | None, *, origin: str, channel: str
-) -> Written:
-    """Log a bug and its fix (or bump the matching open bug)."""
+def bug_log(store: Path, error: str, fix: str, file: str | None, *, caller: Caller) -> Written:
+    """Log a bug and its fix (or bump the matching open bug); ``caller`` is who reported it."""
     with opened(store) as handle:
-        return bugs.log(handle, error, fix, file, origin, channel)
+        return bugs.log(handle, error, fix, file, caller)
 
 
 def bug_search(store: Path, query: str, limit: int = 10) -> list[dict[str, Any]]:
@@ -300,10 +298,10 @@ def bug_list(store: Path) -> list[dict[str, Any]]:
         return bugs.listing(handle)
 
 
-def bug_fixed(store: Path, record_id: str, *, origin: str, channel: str) -> Written:
-    """Mark a bug fixed."""
+def bug_fixed(store: Path, record_id: str, *, caller: Caller) -> Written:
+    """Mark a bug fixed; ``caller`` (built at the edge) is recorded as who did it."""
     with opened(store) as handle:
-        return bugs.mark_fixed(handle, record_id, origin, channel)
+        return bugs.mark_fixed(handle, record_id, caller)
 
 
 def import_transcripts(store: Path, paths: list[Path], source: str) -> transcripts.Imported:
@@ -313,11 +311,19 @@ def import_transcripts(store: Path, paths: list[Path], source: str) -> transcrip
 
 
 def export_records(store: Path, statuses: list[str]) -> list[str]:
-    """Return every record (of ``statuses``, or all) as JSON lines."""
+    """Return every record of this store's scope (of ``statuses``, or all) as JSON lines.
+
+    A record of another scope (a user-store file copied into a project store, say) is not
+    this store's to export (issue 10, mark 4); ``memdir health`` is where it shows.
+    """
+    import json
+
     from memdir.store import bulk
 
     with opened(store) as handle:
-        return list(bulk.export_lines(handle, statuses))
+        scope = handle.manifest.scope
+        lines = list(bulk.export_lines(handle, statuses))
+    return [line for line in lines if json.loads(line).get("scope", "project") == scope]
 
 
 def import_records(store: Path, path: Path, *, caller: Caller | None = None) -> Any:

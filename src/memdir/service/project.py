@@ -39,7 +39,7 @@ def scan(store: Path, *, full: bool = False) -> anatomy.Scan:
     """
     manifest.load(store)  # a store from a newer memdir is refused before anything is written
     project = project_root(store)
-    spool = store / "state" / "anatomy-spool.jsonl"
+    spool = paths.layout(store).state_path("anatomy-spool.jsonl")
     merged = jsonl.read_tail(spool, 0).next_offset  # the walk below covers these paths
     previous = None
     if not full:
@@ -133,7 +133,7 @@ def stats(store: Path, session_id: str | None = None) -> dict[str, Any]:
         ledger = state.get("ledger", {})
         for key in totals:
             totals[key] += int(ledger.get(key, 0))
-        models = state.get("by_model") or {}
+        models: dict[str, Any] = dict(state.get("by_model") or {})
         if not models and any(int(ledger.get(k, 0)) for k in totals):
             models = {"unknown": ledger}  # state written before models were recorded
         for model, amounts in models.items():

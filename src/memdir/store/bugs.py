@@ -7,11 +7,8 @@ what varies between occurrences of one error: numbers, hex ids, quoted values an
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import re
-from pathlib import Path
 from typing import Any
 
 from memdir.kernel.base.caller import Caller
@@ -23,6 +20,7 @@ from memdir.kernel.lang.text import truncate
 from memdir.kernel.storage import lifecycle
 from memdir.kernel.storage.lifecycle import Handle, Written
 from memdir.kernel.storage.lock import store_lock
+from memdir.kernel.storage.paths import project_relative
 
 _PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\w.-]*[/\\])+[\w.-]+")
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`")
@@ -58,9 +56,7 @@ def _raw(values: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     return tuple((k, " " + json.dumps(v, ensure_ascii=False)) for k, v in values.items())
 
 
-def log(
-    handle: Handle, error: str, fix: str, file: str | None, origin: str, channel: str
-) -> Written:
+def log(handle: Handle, error: str, fix: str, file: str | None, caller: Caller) -> Written:
     """Record a bug and its fix, or bump the matching open bug's occurrences.
 
     The error, the fix and the file are redacted first: the bug log is a capture path.
@@ -69,16 +65,14 @@ def log(
         UsageError: ``file`` is not a path inside the project (absolute, or climbing out with
             ``..``), or names a secret file (``.env``, a key): its name is never recorded.
     """
-    if file and os.path.isabs(file):
-        root = handle.store.parent.resolve()  # a project store sits at the project's root
-        with contextlib.suppress(ValueError, OSError):
-            file = Path(file).resolve().relative_to(root).as_posix()
     if file:
-        parts = file.replace("\\", "/").split("/")
-        if file.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", file) or ".." in parts:
-            raise UsageError(f"--file must be a path inside the project, not {file!r}")
-        if is_secret_path(file):
+        if is_secret_path(file) or is_secret_path(file.replace("\\", "/").rsplit("/", 1)[-1]):
             raise UsageError("--file names a secret file; its name is not recorded")
+        # a project store sits at the project's root
+        rel = project_relative(handle.store.parent, file, store_name=handle.store.name)
+        if rel is None:
+            raise UsageError(f"--file must be a path inside the project, not {file!r}")
+        file = rel
     error, fix, file = redact(error), redact(fix), redact(file) if file else None
     sig = signature(error)
     # Finding the open bug and bumping it is one read-modify-write under the store lock, and
@@ -103,7 +97,7 @@ def log(
                 record.id,
                 op="bug",
                 reason="seen again",
-                caller=Caller(origin, channel),
+                caller=caller,
                 extra=_raw(extra),
                 body=body,
             )
@@ -118,8 +112,7 @@ def log(
             handle,
             text,
             kind="bug",
-            origin=origin,
-            channel=channel,
+            caller=caller,
             body=body,
             tags=("open",),
             extra=_raw(extra),
@@ -142,8 +135,11 @@ def listing(handle: Handle) -> list[dict[str, Any]]:
     ]
 
 
-def mark_fixed(handle: Handle, record_id: str, origin: str, channel: str) -> Written:
-    """Mark a bug fixed (tag ``fixed``); it stays searchable as a solved problem."""
+def mark_fixed(handle: Handle, record_id: str, caller: Caller) -> Written:
+    """Mark a bug fixed (tag ``fixed``); it stays searchable as a solved problem.
+
+    ``caller`` is who marked it (recorded on the commit and the audit event).
+    """
     doc = handle.index.get_doc(record_id)
     if doc is None or doc["kind"] != "bug":
         raise NotFoundError(f"no bug record {record_id!r}; see `memdir bug list`")
@@ -153,6 +149,6 @@ def mark_fixed(handle: Handle, record_id: str, origin: str, channel: str) -> Wri
         record_id,
         op="bug fixed",
         reason="fixed",
-        caller=Caller(origin, channel),
+        caller=caller,
         tags=tuple(dict.fromkeys(tags)),
     )

@@ -30,7 +30,7 @@ from memdir.kernel.base.model import FIELD_ORDER, Record, relative_path
 from memdir.kernel.index import FileStat, doc_record
 from memdir.kernel.lang.redact import check_text, redact
 from memdir.kernel.lang.text import needle_tags
-from memdir.kernel.storage import audit, gitio, txn
+from memdir.kernel.storage import audit, gitio, lifecycle, txn
 from memdir.kernel.storage.frontmatter import extra_problem
 from memdir.kernel.storage.lifecycle import Handle
 from memdir.kernel.storage.lock import store_lock
@@ -167,6 +167,10 @@ def import_lines(
             ):
                 result.existing += 1
                 continue
+            successor = _restates(handle, record)
+            if successor is not None:  # two live, contradicting beliefs otherwise
+                result.refused.append({"line": number, "why": "superseded", "by": successor})
+                continue
             written.append(target)
             batch.append(record)
             batch_ids.add(record.id)
@@ -195,6 +199,24 @@ def import_lines(
     if result.imported:
         gitio.maintain(handle.store)  # pack the new objects so later commits stay fast
     return result
+
+
+def _restates(handle: Handle, record: Record) -> str | None:
+    """The live successor of a superseded value ``record`` restates, if it does (mark 1).
+
+    As in :func:`memdir.kernel.storage.lifecycle.remember`: a live near-duplicate of the same kind
+    makes it a confirmation, not a restatement. An import is not the owner speaking, so a
+    restatement is refused with a pointer to the successor, never turned into a correction.
+    """
+    if record.status not in ("active", "candidate"):
+        return None
+    live = lifecycle.find_similar(
+        handle.index, record.text, handle.manifest.near_duplicate, ("active", "candidate")
+    )
+    if any(doc["kind"] == record.kind for _, doc in live):
+        return None
+    found = lifecycle.restated(handle, record.text, record.kind)
+    return found[1] if found is not None else None
 
 
 def tombstoned(live: dict[str, Any], record: Any) -> bool:
@@ -623,7 +645,7 @@ class _Evidence:
 
     def _map_files(self) -> None:
         from memdir.kernel.filemap import anatomy
-        from memdir.kernel.lang.redact import is_secret_path
+        from memdir.kernel.storage.paths import project_relative
 
         store = self.handle.store
         root = store.parent if store.name == ".memdir" else store
@@ -631,8 +653,7 @@ class _Evidence:
         known: dict[str, Any] = data["files"]
         added = 0
         for rel, description in sorted(self.files.items()):
-            parts = rel.replace("\\", "/").split("/")
-            if rel.startswith("/") or ".." in parts or is_secret_path(rel) or parts[0] == ".memdir":
+            if rel.startswith("/") or project_relative(root, rel, store_name=store.name) != rel:
                 self.result.note(rel, "a path memdir does not map", "refused")
             elif rel in known:
                 self.result.existing += 1

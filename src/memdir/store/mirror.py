@@ -211,7 +211,7 @@ def render(kind: str, docs: list[dict[str, Any]]) -> tuple[str, list[str], list[
 
 def flag_path(store: Path) -> Path:
     """Return the machine-local flag that says mirroring is on (``state/mirror-claude.json``)."""
-    return store / paths.STATE_DIRNAME / MIRROR_FLAG
+    return paths.layout(store).state_path(MIRROR_FLAG)
 
 
 def enabled(store: Path) -> bool:

@@ -28,10 +28,13 @@ import os
 from collections import defaultdict
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memdir.kernel.storage import session
 from memdir.kernel.storage.lifecycle import Handle
+
+if TYPE_CHECKING:
+    from memdir.kernel.storage.session import SessionState
 
 LARGE_TOKENS = 2_000
 NOISY_TOKENS = 1_500
@@ -91,7 +94,9 @@ def _full_reads(row: dict[str, Any]) -> list[str]:
     return []
 
 
-def report(handle: Handle, project: Path, *, days: int = 30) -> dict[str, Any]:
+def report(  # noqa: C901 - one pass over the sessions, one branch per kind of waste
+    handle: Handle, project: Path, *, days: int = 30
+) -> dict[str, Any]:
     """Return the waste report: ``{"findings": [...], "counts": {...}, "tokens": N, "days": N}``.
 
     Args:
@@ -150,7 +155,7 @@ def report(handle: Handle, project: Path, *, days: int = 30) -> dict[str, Any]:
                     )
                 )
         state = states.get(sid)
-        for rel, seen in sorted((state or {}).get("reads", {}).items()):
+        for rel, seen in sorted((state["reads"] if state else {}).items()):
             if (
                 isinstance(seen, dict)
                 and seen.get("denied")
@@ -227,7 +232,7 @@ def report(handle: Handle, project: Path, *, days: int = 30) -> dict[str, Any]:
 
 
 def _unused(
-    handle: Handle, rows: list[dict[str, Any]], states: dict[str, dict[str, Any]]
+    handle: Handle, rows: list[dict[str, Any]], states: dict[str, SessionState]
 ) -> list[dict[str, Any]]:
     """Beliefs injected in several sessions and never opened, corrected or cited since."""
     injected: dict[str, int] = defaultdict(int)

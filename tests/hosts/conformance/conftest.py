@@ -34,12 +34,15 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import yaml
 
 from memdir.service.channel import AGENT_MARKERS
+
+if TYPE_CHECKING:
+    from memdir.kernel.storage.session import SessionState
 
 HOSTS_PREFIX = Path(os.environ.get("MEMDIR_HOSTS_PREFIX") or "/opt/memdir-hosts")
 """Where ``.ci/install-hosts`` put the pinned host CLIs."""
@@ -382,7 +385,7 @@ class State:
     journal: list[dict[str, Any]]  # every turn, in file order
     actions: list[dict[str, Any]]  # every action row, in file order
     anatomy: dict[str, Any]  # anatomy.json
-    sessions: dict[str, dict[str, Any]]  # state/sessions/<key>.json, by session id
+    sessions: dict[str, SessionState]  # state/sessions/<key>.json, by session id
     hook_errors: str  # state/hook-errors.log ('' when there is none)
 
     def records_with(self, text: str) -> list[dict[str, Any]]:

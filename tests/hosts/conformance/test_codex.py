@@ -26,7 +26,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -53,6 +53,9 @@ from tests.hosts.conformance.conftest import (
     recording,
     write_fixture,
 )
+
+if TYPE_CHECKING:
+    from memdir.kernel.storage.session import SessionState
 
 pytestmark = [pytest.mark.slow, pytest.mark.enable_socket]
 
@@ -436,7 +439,7 @@ def test_journal_has_both_sides_and_no_injected_memory(codex_run: CodexRun) -> N
     assert not any("<memdir-memory" in u or "memdir-memory&gt" in u for u in users)
 
 
-def _sessions(run: CodexRun) -> list[dict[str, Any]]:
+def _sessions(run: CodexRun) -> list[SessionState]:
     """Every session's state, read through memdir's own session module."""
     return session_state.all_states(run.box.store)
 
@@ -548,7 +551,7 @@ def test_record_fixtures(codex_run: CodexRun) -> None:
     rewrite = {
         str(codex_run.box.project): "/home/dev/project",
         str(codex_run.box.home): "/home/dev",
-        os.path.dirname(os.sys.executable): "/home/dev/.local/bin",
+        os.path.dirname(sys.executable): "/home/dev/.local/bin",
     }
     chosen: dict[str, dict[str, Any]] = {}
     for payload in codex_run.payloads:

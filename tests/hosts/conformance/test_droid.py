@@ -56,8 +56,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.enable_socket]
 
 VERSION = "0.215.0"
 FIXTURE_DIR = FIXTURES / f"droid-{VERSION}"
-EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "PreCompact")
-EVENTS += ("SessionEnd",)
+EVENTS: tuple[str, ...] = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse")
+EVENTS += ("Stop", "PreCompact", "SessionEnd")
 FACTORY_CALLS = ("api.factory.ai:443", "telemetry.factory.ai:443", ".run.app:443")
 """Droid's own calls home (account, telemetry, its OpenTelemetry collector); all refused."""
 SEED_RULE = "Use pytest for tests, never unittest"

@@ -38,7 +38,7 @@ import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -59,6 +59,9 @@ from tests.hosts.conformance.conftest import (
     recording,
     write_fixture,
 )
+
+if TYPE_CHECKING:
+    from memdir.kernel.storage.session import SessionState
 
 pytestmark = [pytest.mark.slow, pytest.mark.enable_socket]
 
@@ -249,7 +252,7 @@ class Session:
     stray: list[str]
     runs: list[Run]
     states: list[State]  # memdir's state after each run
-    hook_states: list[dict[str, Any]]  # the session's hook state after each run
+    hook_states: list[SessionState]  # the session's hook state after each run
     mcp_list: str
     doctors: tuple[dict[str, Any], dict[str, Any]]  # memdir doctor's Gemini result: trusted, not
     payloads: list[dict[str, Any]]
@@ -265,8 +268,8 @@ def _user_settings(box: Sandbox, payload_log: Path) -> None:
     gemini = box.home / ".gemini"
     gemini.mkdir(parents=True, exist_ok=True)
     logger = {"type": "command", "command": payload_logger(payload_log), "timeout": 5000}
-    events = ("SessionStart", "BeforeAgent", "BeforeTool", "AfterTool", "AfterAgent")
-    events += ("PreCompress", "SessionEnd")
+    events: tuple[str, ...] = ("SessionStart", "BeforeAgent", "BeforeTool", "AfterTool")
+    events += ("AfterAgent", "PreCompress", "SessionEnd")
     settings = {
         "security": {"auth": {"selectedType": "gemini-api-key"}},
         "privacy": {"usageStatisticsEnabled": False},

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from memdir.kernel.index import recall as R
-from memdir.kernel.lang.text import index_text
+from memdir.kernel.lang.text import index_text, query_terms
 
 
 def _row(rowid: int, text: str, *, body: str = "", importance: int = 5, days: float = 0.0):
@@ -23,7 +23,7 @@ def _row(rowid: int, text: str, *, body: str = "", importance: int = 5, days: fl
 
 
 def _rank(rows, query: str, **options):
-    terms = R.query_terms(query)
+    terms = query_terms(query)
     freq = {t: sum(1 for r in rows if t in " ".join(r[5:]).split()) for t in terms}
     totals = (len(rows), sum(r[4] for r in rows))
     return R.score_records(rows, query, terms, freq, totals, limit=10, **options)
@@ -58,7 +58,7 @@ def test_min_score_drops_weak_hits_and_limit_cuts() -> None:
     best = _rank(rows, "tabs")[0].score
     assert _rank(rows, "tabs", min_score=best * 2) == []
     assert len(_rank(rows, "tabs", min_score=best / 2)) == 2
-    terms = R.query_terms("tabs")
+    terms = query_terms("tabs")
     one = R.score_records(rows, "tabs", terms, {"tab": 2}, (2, 6), limit=1)
     assert len(one) == 1
 
@@ -94,7 +94,7 @@ def test_turns_are_re_ranked_by_speaker_length_and_question_priors() -> None:
             -2.0,
         ),
     ]
-    hits = R.rank_turns(rows, R.query_terms("where did alice move"), 10)
+    hits = R.rank_turns(rows, query_terms("where did alice move"), 10)
     assert [h.line for h in hits] == [
         2,
         3,

@@ -8,7 +8,7 @@ import pytest
 from memdir.kernel.base.model import Record
 from memdir.kernel.index import FileStat, Index
 from memdir.kernel.index import recall as R
-from memdir.kernel.lang.text import fts_match
+from memdir.kernel.lang.text import fts_match, query_terms
 
 STAT = FileStat(1, 1, 1)
 
@@ -96,7 +96,7 @@ def test_fts5_bm25_in_python_agrees_with_sqlite_s_bm25(tmp_path: Path) -> None:
         with index.write():
             for n, (text, body) in enumerate(texts):
                 index.upsert_record(_record(n, text, body), f"records/fact/r{n}.md", STAT, [])
-        terms = R.query_terms("postgres database")
+        terms = query_terms("postgres database")
         pool = index.record_pool(terms, [], ["active"], 10)
         expected = {
             row[0]: row[1]

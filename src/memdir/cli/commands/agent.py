@@ -24,15 +24,25 @@ from memdir.service.channel import cli_caller
 def serve(store: Path | None) -> None:
     """Serve the store to an MCP client over stdio (started by the client, not by hand).
 
-    stdout carries only protocol messages; logs go to stderr.
+    stdout carries only protocol messages; logs go to stderr. Outside any project it
+    serves the user store (the person's cross-project preferences), when there is one.
 
     \b
     Example:
         claude mcp add memdir -- memdir serve
     """
+    from memdir.kernel.base.errors import StoreNotFoundError
+    from memdir.kernel.storage.paths import is_store, user_store_dir
     from memdir.mcp.start import serve as serve_mcp  # answers the handshake at once
 
-    serve_mcp(resolve(store))
+    try:
+        target = resolve(store)
+    except StoreNotFoundError:
+        if store is not None or not is_store(user_store_dir()):
+            raise
+        target = user_store_dir()
+        click.echo(f"memdir: no project store here; serving the user store {target}", err=True)
+    serve_mcp(target)
 
 
 @click.command()
@@ -388,9 +398,7 @@ def bug_log(error: str, fix: str, file: str | None, store: Path | None, as_json:
     Example:
         memdir bug log --error "KeyError: 'user_id'" --fix "check the session first"
     """
-    done = memory.bug_log(
-        resolve(store), error, fix, file, origin=cli_caller().origin, channel="cli"
-    )
+    done = memory.bug_log(resolve(store), error, fix, file, caller=cli_caller())
     if not done.created:
         note(f"memdir: {done.note}", as_json=as_json)
     emit(done.record.to_json(), as_json=as_json, render=lambda r: r["id"])
@@ -443,7 +451,7 @@ def bug_fixed(record_id: str, store: Path | None, as_json: bool) -> None:
     Example:
         memdir bug fixed b-01m8…
     """
-    done = memory.bug_fixed(resolve(store), record_id, origin=cli_caller().origin, channel="cli")
+    done = memory.bug_fixed(resolve(store), record_id, caller=cli_caller())
     emit(done.record.to_json(), as_json=as_json, render=lambda r: f"{r['id']} fixed")
 
 

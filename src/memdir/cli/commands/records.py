@@ -12,7 +12,7 @@ from memdir import service
 from memdir.cli.output import emit, json_option, note, one_line, resolve, store_option
 from memdir.kernel.base.caller import Caller
 from memdir.kernel.base.errors import ProvenanceError, UsageError
-from memdir.kernel.base.model import KINDS, STATUSES, Record
+from memdir.kernel.base.model import KINDS, STATUSES, Kind, Record
 from memdir.kernel.lang.text import truncate
 from memdir.kernel.storage.lifecycle import Written
 from memdir.service.channel import cli_caller
@@ -144,11 +144,23 @@ def _line(doc: dict[str, Any], width: int = 100) -> str:
     default=None,
     help="Who it came from; decided by the terminal, a flag can only lower it.",
 )
+@click.option(
+    "--valid-from",
+    default=None,
+    metavar="DATE",
+    help="When it became true in the world (YYYY-MM-DD or ISO time; default: today).",
+)
+@click.option(
+    "--valid-until",
+    default=None,
+    metavar="DATE",
+    help="When it stops (stopped) being true, exclusive (default: still true).",
+)
 @store_option
 @json_option
 def remember(
     text: str,
-    kind: str,
+    kind: Kind,  # click.Choice(KINDS) checked it
     aliases: tuple[str, ...],
     tags: tuple[str, ...],
     paths: tuple[str, ...],
@@ -158,6 +170,8 @@ def remember(
     observed_at: str | None,
     entity_type: str | None,
     claimed: str | None,
+    valid_from: str | None,
+    valid_until: str | None,
     store: Path | None,
     as_json: bool,
 ) -> None:
@@ -184,6 +198,8 @@ def remember(
         links=links,
         importance=importance,
         body=body,
+        valid_from=valid_from,
+        valid_until=valid_until,
         observed_at=observed_at,
         entity_type=entity_type,
     )
@@ -264,6 +280,18 @@ def _render_recall(result: dict[str, Any]) -> str:
 )
 @click.option("--include-candidates", is_flag=True, help="Also return candidates awaiting review.")
 @click.option("--explain", is_flag=True, help="Show matched terms and every factor of the score.")
+@click.option(
+    "--as-of",
+    default=None,
+    metavar="DATE",
+    help="What was true in the world then (valid time), as memdir believes it now.",
+)
+@click.option(
+    "--believed-at",
+    default=None,
+    metavar="DATE",
+    help="What memdir believed then, read from its own history (record time).",
+)
 @_filters
 @store_option
 @json_option
@@ -273,6 +301,8 @@ def recall(
     kinds: tuple[str, ...],
     include_candidates: bool,
     explain: bool,
+    as_of: str | None,
+    believed_at: str | None,
     tags: tuple[str, ...],
     entity_types: tuple[str, ...],
     store: Path | None,
@@ -281,10 +311,13 @@ def recall(
     """Find the active records most relevant to QUERY, best first.
 
     Score = BM25 relevance x recency (0.85..1.0) x importance weight (0.8..1.25).
+    Only what is true now is returned, unless --as-of or --believed-at asks about another
+    time (a date is its whole UTC day).
 
     \b
     Example:
         memdir recall "package manager" --explain
+        memdir recall "message queue" --as-of 2026-02-15
     """
     result = service.recall(
         resolve(store),
@@ -293,6 +326,8 @@ def recall(
         kinds=kinds,
         include_candidates=include_candidates,
         explain=explain,
+        as_of=as_of,
+        believed_at=believed_at,
         tags=tags,
         entity_types=entity_types,
     )
@@ -373,6 +408,12 @@ def list_(
 @click.option("--text", "text", required=True, help="The corrected belief.")
 @click.option("--reason", default=None, help="Why the old one was wrong.")
 @click.option(
+    "--valid-until",
+    default=None,
+    metavar="DATE",
+    help="The old belief was true until DATE (not wrong); the new one is true from then.",
+)
+@click.option(
     "--match",
     "match",
     default=None,
@@ -384,6 +425,7 @@ def correct(
     record_id: str | None,
     text: str,
     reason: str | None,
+    valid_until: str | None,
     match: str | None,
     store: Path | None,
     as_json: bool,
@@ -397,15 +439,20 @@ def correct(
     \b
     Example:
         memdir correct p-01jc9x2k7q4fz2 --text "Use bun, not npm" --reason "switched in May"
+        memdir correct d-01m8… --text "The queue is Kafka" --valid-until 2026-03-01
     """
     if (record_id is None) == (match is None):
         raise UsageError("give either ID or --match QUERY")
     target = resolve(store)
-    options = {"reason": reason, "caller": cli_caller()}
+    caller = cli_caller()
     if match is not None:
-        done = service.correct_match(target, match, text, **options)
+        done = service.correct_match(
+            target, match, text, reason=reason, caller=caller, valid_until=valid_until
+        )
     else:
-        done = service.correct(target, record_id or "", text, **options)
+        done = service.correct(
+            target, record_id or "", text, reason=reason, caller=caller, valid_until=valid_until
+        )
     emit_written(done, as_json=as_json)
 
 

@@ -43,11 +43,17 @@ FIELD_ORDER: tuple[str, ...] = (
     "created_at",
     "updated_at",
     "observed_at",
+    "valid_from",
+    "valid_until",
     "source",
     "scope",
     "reason",
 )
 """The keys of DESIGN §3, in the order memdir writes them."""
+
+UNSET_OMITTED: frozenset[str] = frozenset({"valid_from", "valid_until"})
+"""Keys written only when set: a record from before valid time existed stays byte-identical
+(its ``valid_from`` is read as its ``observed_at``, :attr:`Record.valid_since`)."""
 
 TRANSITIONS: dict[str, frozenset[str]] = {
     "candidate": frozenset({"active", "rejected", "forgotten", "superseded"}),
@@ -78,6 +84,8 @@ class Record:
     created_at: str = ""  # ISO-8601 UTC, "Z"
     updated_at: str = ""
     observed_at: str = ""  # a date or an instant, as written
+    valid_from: str | None = None  # true in the world from (date/instant); None: observed_at
+    valid_until: str | None = None  # true in the world until (exclusive); None: still true
     source: dict[str, Any] = field(default_factory=dict)
     scope: str = "project"
     reason: str | None = None
@@ -88,6 +96,11 @@ class Record:
     def is_active(self) -> bool:
         """Whether recall and injection may return this record by default."""
         return self.status == "active"
+
+    @property
+    def valid_since(self) -> str:
+        """When the belief became true in the world: ``valid_from``, else ``observed_at``."""
+        return self.valid_from or self.observed_at
 
     def to_json(self) -> dict[str, Any]:
         """Return DESIGN §3's keys plus ``body``: the ``--json`` shape of a record."""

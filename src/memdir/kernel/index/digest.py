@@ -25,6 +25,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from memdir.kernel.base import validity
 from memdir.kernel.index.recall import Hit, recall
 from memdir.kernel.lang import fence, pathscope
 from memdir.kernel.lang.text import STOP_WORDS, estimate_tokens, similarity
@@ -59,7 +60,13 @@ class Injection:
 
 def _item(doc: dict[str, Any]) -> fence.Item:
     date = (doc.get("updated_at") or doc.get("created_at") or "")[:10]
-    return fence.Item(doc["id"], doc["kind"], doc["origin"], date, doc["text"])
+    origin = doc["origin"] if doc.get("scope", "project") == "project" else f"{doc['origin']}, user"
+    return fence.Item(doc["id"], doc["kind"], origin, date, doc["text"])
+
+
+def _served(docs: Iterable[dict[str, Any]], scope: str) -> list[dict[str, Any]]:
+    """The documents of ``scope`` that are active and true now (:func:`validity.served`)."""
+    return [doc for doc in docs if validity.served(doc, scope=scope)]
 
 
 def git_branch(project: Path) -> str:
@@ -88,11 +95,13 @@ def context_query(project: Path, branch: str, files: Iterable[str]) -> str:
     return " ".join(w for w in words if w)
 
 
-def _ordered_rules(index: IndexBackend, query: str, limit: int = 40) -> list[dict[str, Any]]:
+def _ordered_rules(
+    index: IndexBackend, query: str, limit: int = 40, scope: str = "project"
+) -> list[dict[str, Any]]:
     relevant = {
         h.doc["id"]: h.score for h in recall(index, query, limit=limit, kinds=RULE_KINDS).hits
     }
-    docs = index.list_docs(kinds=RULE_KINDS, statuses=("active",), limit=500)
+    docs = _served(index.list_docs(kinds=RULE_KINDS, statuses=("active",), limit=500), scope)
 
     def key(doc: dict[str, Any]) -> tuple[int, int, float, int, str]:
         pinned = 0 if PINNED_TAG in doc.get("tags", []) else 1
@@ -214,6 +223,7 @@ def session_digest(
     demoted: frozenset[str] = frozenset(),
     pinned_tokens: int = 150,
     touched: Iterable[str] | None = None,
+    user_index: IndexBackend | None = None,
     extra_notes: Iterable[str] = (),
 ) -> Injection:
     """Return the SessionStart digest for a session in ``project`` (see the module docstring).
@@ -228,7 +238,9 @@ def session_digest(
     its counts and hints are in that context too (DESIGN §10.10). ``mirrored`` ids (what the
     Claude Code auto-memory mirror already carries, see :func:`mirrored_ids`) are left out too;
     a note says where they are. ``demoted`` ids (past a ``[policy] max_active`` cap, see
-    :func:`demoted_ids`) are never injected.
+    :func:`demoted_ids`) are never injected. ``user_index``
+    (the user store's, when there is one) adds the person's cross-project rules and
+    preferences after the project's, labelled ``user``.
     """
     skip = set(exclude)
     counts = index.count_by("kind", status="active")
@@ -250,9 +262,12 @@ def session_digest(
     near = list(files if touched is None else touched)
     query = context_query(project, git_branch(project), files)
     rules = [d for d in _ordered_rules(index, query) if _relevant_scoped(d, near)]
+    if user_index is not None:
+        mine = _ordered_rules(user_index, query, scope="user")
+        rules += [doc for doc in mine if doc["origin"] == "owner" and _relevant_scoped(doc, near)]
     pinned = [
         d
-        for d in index.list_docs(statuses=("active",), limit=500)
+        for d in _served(index.list_docs(statuses=("active",), limit=500), "project")
         if PINNED_TAG in (d.get("tags") or ()) and d["id"] not in mirrored
     ]
     pinned.sort(key=lambda d: (ORIGIN_ORDER.get(d["origin"], 9), -int(d.get("importance", 5))))
@@ -272,9 +287,9 @@ def session_digest(
             "(memdir_rules.md, memdir_preferences.md) and are not repeated here."
         )
     others = [
-        h.doc
-        for h in recall(index, query, limit=10).hits
-        if h.doc["id"] not in seen and _relevant_scoped(h.doc, near)
+        doc
+        for doc in _served((h.doc for h in recall(index, query, limit=10).hits), "project")
+        if doc["id"] not in seen and _relevant_scoped(doc, near)
     ]
     title = (
         "Context was compacted; the rules and preferences still apply:"
@@ -448,6 +463,7 @@ def prompt_recall(
     limit: int = 5,
     notes: Iterable[str] = (),
     preamble: bool = True,
+    user_index: IndexBackend | None = None,
     demoted: frozenset[str] = frozenset(),
 ) -> Injection:
     """Return what a prompt earns: the records that pass :func:`injectable` and are new here.
@@ -465,6 +481,8 @@ def prompt_recall(
         notes: Lines that go in the same fence first (what memdir just stored, reminders).
         preamble: Whether the fence opens with :data:`fence.HEADER`; a session is told it
             once (and again after a compaction), not on every prompt.
+        user_index: The user store's index: searched too, its records labelled ``user``
+            (issue 10, mark 4). Every hit passes :func:`validity.served` for its store's scope.
         demoted: Ids past a ``[policy] max_active`` cap (:func:`demoted_ids`): never injected.
 
     Returns:
@@ -477,8 +495,15 @@ def prompt_recall(
     pool = [
         h
         for h in recall(index, prompt, limit=PROMPT_POOL + extra, min_score=0.0).hits
-        if h.doc["id"] not in demoted
+        if h.doc["id"] not in demoted and validity.served(h.doc, scope="project")
     ]
+    if user_index is not None:
+        pool += [
+            h
+            for h in recall(user_index, prompt, limit=PROMPT_POOL, min_score=0.0).hits
+            if validity.served(h.doc, scope="user")
+        ]
+        pool.sort(key=lambda h: -h.score)
     earned = injectable(
         pool,
         limit=len(pool),

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memdir.kernel.base import validity
 from memdir.kernel.base.caller import PROPOSAL_TRAILER, Caller
 from memdir.kernel.base.clock import now_iso, parse_instant, today_iso
 from memdir.kernel.base.errors import (
@@ -305,6 +306,8 @@ def remember(
     extra: tuple[tuple[str, str], ...] = (),
     caller: Caller | None = None,
     entity_type: str | None = None,
+    valid_from: str | None = None,
+    valid_until: str | None = None,
 ) -> Written:
     """Store one belief, or update its near-duplicate (see the module docstring).
 
@@ -324,6 +327,9 @@ def remember(
         journal: A citation (``journal/<day>.jsonl:<start>-<end>``) of the evidence.
         observed_at: When it was observed (ISO date or instant, kept as written); today when
             ``None``.
+        valid_from: When it became true in the world (date or ISO time); ``None``: when it
+            was observed (:mod:`memdir.kernel.base.validity`).
+        valid_until: When it stops (stopped) being true, exclusive; ``None``: still true.
         extra: Further front matter keys with their raw YAML text (bug records keep their
             signature and occurrences here).
         caller: Who is acting; when given, its origin, channel and session replace
@@ -356,6 +362,9 @@ def remember(
     tag_list = clean_list("tags", (*clean_list("tags", tags), *needle_tags(text)))
     link_list = tuple(check_id(link) for link in clean_list("links", links))
     check_text("\n".join([text, *alias_list, *tag_list, body, *(raw for _, raw in extra)]))
+    valid_from = validity.clean_when(valid_from, "valid_from")
+    valid_until = validity.clean_when(valid_until, "valid_until")
+    validity.check_order(valid_from, valid_until)
 
     kind = _check_kind(kind)
     entity_type = check_entity_type(kind, entity_type)
@@ -373,21 +382,11 @@ def remember(
         similar = find_similar(
             handle.index, text, handle.manifest.near_duplicate, ("active", "candidate", "rejected")
         )
-        stone = audit.tombstone_for(handle.store, text)
-        if stone is not None:
-            raise RejectedBeliefError(audit.refusal(stone))
-        lifted = audit.lifted(handle.store)
-        for _, doc in similar:
-            if doc["status"] == "rejected" and audit.value_key(doc["text"]) not in lifted:
-                raise RejectedBeliefError(
-                    f"refused: this repeats {doc['id']}, which was rejected"
-                    + (f" ({doc['reason']})" if doc.get("reason") else "")
-                    + f"; see `memdir get {doc['id']}`"
-                )
+        _refuse_rejected(handle, text, similar)
         if not any(doc["kind"] == kind and doc["status"] != "rejected" for _, doc in similar):
-            restated = _restated(handle, text, kind)
-            if restated is not None:
-                old_id, successor = restated
+            found = restated(handle, text, kind)
+            if found is not None:
+                old_id, successor = found
                 if not caller.is_owner:
                     raise RejectedBeliefError(
                         f"refused: this restates {old_id}, which was superseded by {successor}; "
@@ -408,6 +407,7 @@ def remember(
                     importance,
                     body,
                     status,
+                    (valid_from, valid_until),
                 )
         now = now_iso()
         record = Record(
@@ -423,6 +423,8 @@ def remember(
             created_at=now,
             updated_at=now,
             observed_at=observed_at or today_iso(),
+            valid_from=valid_from,
+            valid_until=valid_until,
             source={"channel": channel, "session": session, "journal": journal}
             | ({"entity_type": entity_type} if entity_type else {}),
             scope=handle.manifest.scope,
@@ -445,6 +447,27 @@ def remember(
         return Written(record, created=True, changed=True, note=f"remembered {record.id}")
 
 
+def _refuse_rejected(
+    handle: Handle, text: str, similar: list[tuple[float, dict[str, Any]]]
+) -> None:
+    """Refuse a new text whose value is tombstoned or that repeats a rejected record.
+
+    Raises:
+        RejectedBeliefError: it does (the message names the rejected record).
+    """
+    stone = audit.tombstone_for(handle.store, text)
+    if stone is not None:
+        raise RejectedBeliefError(audit.refusal(stone))
+    lifted = audit.lifted(handle.store)
+    for _, doc in similar:
+        if doc["status"] == "rejected" and audit.value_key(doc["text"]) not in lifted:
+            raise RejectedBeliefError(
+                f"refused: this repeats {doc['id']}, which was rejected"
+                + (f" ({doc['reason']})" if doc.get("reason") else "")
+                + f"; see `memdir get {doc['id']}`"
+            )
+
+
 def _confirm(
     handle: Handle,
     record_id: str,
@@ -455,6 +478,7 @@ def _confirm(
     importance: int | None,
     body: str,
     status: str,
+    valid: tuple[str | None, str | None] = (None, None),
 ) -> Written:
     origin, channel = caller.origin, caller.channel
     old, rel = load(handle, record_id)
@@ -478,6 +502,8 @@ def _confirm(
         else old.origin,
         status="active" if promote else old.status,
         reason=f"confirmed by {origin}" if promote else old.reason,
+        valid_from=valid[0] or old.valid_from,  # said again with dates: the dates are news
+        valid_until=valid[1] or old.valid_until,
         updated_at=now_iso(),
     )
     if dataclasses.replace(new, updated_at=old.updated_at) == old:
@@ -504,11 +530,17 @@ def correct(
     channel: str = "cli",
     session: str | None = None,
     caller: Caller | None = None,
+    valid_until: str | None = None,
 ) -> Written:
     """Supersede a record with a corrected one (one commit holds both changes).
 
     ``caller`` (when given) replaces ``origin``, ``channel`` and ``session``. A caller that
     is not the owner correcting the owner's record makes a proposal instead (module docstring).
+
+    ``valid_until`` says the old belief was *true until then* rather than wrong ("true until
+    March, then this"): the old record keeps it as its ``valid_until`` and the new one starts
+    then (``valid_from``), so ``recall --as-of`` before that date still answers the old value.
+    Without it the old belief was simply wrong and has no valid time left.
 
     Returns:
         :class:`Written` with the new record and ``previous`` the superseded one; for a
@@ -528,12 +560,13 @@ def correct(
     text = clean_text(text)
     check_text(text)
     reason = clean_reason(reason)
+    until = validity.clean_when(valid_until, "valid_until")
     with store_lock(handle.store, "correct", handle.lock_timeout_seconds, queue=handle.lock_queue):
         txn.recover(handle.store, handle.index)
-        return _correct_locked(handle, record_id, text, reason, caller)
+        return _correct_locked(handle, record_id, text, reason, caller, until)
 
 
-def _restated(handle: Handle, text: str, kind: str) -> tuple[str, str] | None:
+def restated(handle: Handle, text: str, kind: str) -> tuple[str, str] | None:
     """Return ``(superseded id, live successor id)`` when ``text`` restates a superseded value.
 
     The successor is the end of the ``superseded_by`` chain that is active or candidate.
@@ -555,7 +588,12 @@ def _restated(handle: Handle, text: str, kind: str) -> tuple[str, str] | None:
 
 
 def _correct_locked(
-    handle: Handle, record_id: str, text: str, reason: str | None, caller: Caller
+    handle: Handle,
+    record_id: str,
+    text: str,
+    reason: str | None,
+    caller: Caller,
+    until: str | None = None,
 ) -> Written:
     """:func:`correct`'s body; the caller holds the store lock and has cleaned the input."""
     origin, channel = caller.origin, caller.channel
@@ -568,7 +606,8 @@ def _correct_locked(
     _check_not_rejected(handle, text)
     if not caller.is_owner and authority.owned_by_owner(old):
         return _proposed(handle, "correct", old, caller, text=text, reason=reason)
-    new, retired = _corrected(old, text, reason, caller)
+    validity.check_order(old.valid_from, until)
+    new, retired = _corrected(old, text, reason, caller, until)
     txn.apply(
         handle.store,
         handle.index,
@@ -577,9 +616,10 @@ def _correct_locked(
         trailers=caller.trailers(),
         reason=reason,
     )
-    return Written(
-        new, created=True, changed=True, previous=retired, note=f"{new.id} supersedes {old.id}"
-    )
+    note = f"{new.id} supersedes {old.id}"
+    if retired.status != "superseded":
+        note = f"{new.id} takes over from {old.id} on {until}"
+    return Written(new, created=True, changed=True, previous=retired, note=note)
 
 
 def _check_not_rejected(handle: Handle, text: str) -> None:
@@ -598,8 +638,15 @@ def _check_not_rejected(handle: Handle, text: str) -> None:
         raise RejectedBeliefError(audit.refusal(stone))
 
 
-def _corrected(old: Record, text: str, reason: str | None, caller: Caller) -> tuple[Record, Record]:
-    """Return the correcting record and ``old`` superseded by it (nothing is written)."""
+def _corrected(
+    old: Record, text: str, reason: str | None, caller: Caller, until: str | None = None
+) -> tuple[Record, Record]:
+    """Return the correcting record and ``old`` superseded by it (nothing is written).
+
+    With ``until``, the old belief was true until then and the new one is true from then. An
+    ``until`` still ahead leaves the old record active until that date (it is what is true
+    now) and links the new one to it instead of superseding it.
+    """
     now = now_iso()
     new = Record(
         id=mint_id(old.kind),
@@ -616,12 +663,22 @@ def _corrected(old: Record, text: str, reason: str | None, caller: Caller) -> tu
         created_at=now,
         updated_at=now,
         observed_at=today_iso(),
+        valid_from=until,
         source={"channel": caller.channel, "session": caller.session, "journal": None},
         scope=old.scope,
         reason=reason,
     )
+    ahead = validity.stored_instant(until)
+    if until is not None and ahead is not None and ahead > validity.asked_instant(None):
+        new = dataclasses.replace(new, supersedes=None, links=(*new.links, old.id))
+        return new, dataclasses.replace(old, valid_until=until, reason=reason, updated_at=now)
     retired = dataclasses.replace(
-        old, status="superseded", superseded_by=new.id, reason=reason, updated_at=now
+        old,
+        status="superseded",
+        superseded_by=new.id,
+        reason=reason,
+        updated_at=now,
+        valid_until=until or old.valid_until,
     )
     return new, retired
 
@@ -724,11 +781,14 @@ def update(
     record_id: str,
     *,
     op: str,
+    caller: Caller,
     reason: str | None = None,
-    caller: Caller | None = None,
     **fields: Any,
 ) -> Written:
     """Change fields of a record in place (bug occurrences, tags), one commit, no status change.
+
+    The commit and the audit event name ``caller``, who made the change (never the record's
+    own origin: a bug the agent logged and the owner marked fixed was fixed by the owner).
 
     Raises:
         NotFoundError: no such record.
@@ -751,8 +811,8 @@ def update(
             handle.store,
             handle.index,
             [txn.Change(rel, new)],
-            _message(op, old.id, reason, origin=new.origin),
-            trailers=caller.trailers() if caller else (),
+            _message(op, old.id, reason, origin=caller.origin, channel=caller.channel),
+            trailers=caller.trailers(),
             op=op,
             reason=reason,
         )

@@ -26,9 +26,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from memdir.kernel.base.errors import LockTimeoutError
-from memdir.kernel.storage.paths import state_dir
+from memdir.kernel.storage.paths import StoreLayout, layout, state_dir
 
-LOCK_NAME = "lock"
+LOCK_NAME = StoreLayout.LOCK
 DEFAULT_TIMEOUT_SECONDS = 60.0
 """CLI writers give up when one holder keeps the lock this long (the wait restarts while the
 lock changes hands)."""
@@ -267,7 +267,7 @@ def _read_holder(path: Path) -> str:
 
 def inspect_lock(store: Path) -> LockState:
     """Return whether the lock is held right now, without waiting for it."""
-    path = store / "state" / LOCK_NAME
+    path = layout(store).state_path(LOCK_NAME)
     if not path.exists():
         return LockState(held=False, holder="")
     fd = os.open(path, os.O_RDWR)

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 from memdir.kernel.base.errors import IndexFormatError, ManifestError
-from memdir.kernel.storage.paths import MANIFEST_NAME
+from memdir.kernel.storage.paths import MANIFEST_NAME, layout
 
 TYPE_CHECKING = False  # the hook path never imports typing or tomllib (start-up cost)
 if TYPE_CHECKING:
@@ -199,7 +199,7 @@ def load(store: Path) -> Manifest:
         IndexFormatError: the store was written by a newer memdir format.
     """
     path = store / MANIFEST_NAME
-    cache = store / "state" / CACHE_NAME
+    cache = layout(store).state_path(CACHE_NAME)
     try:
         stat = path.stat()
         key = [stat.st_mtime_ns, stat.st_size]

@@ -20,9 +20,10 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from pathlib import Path
+from pathlib import Path, PureWindowsPath
 
 from memdir.kernel.base.errors import StoreLayoutError, StoreNotFoundError
+from memdir.kernel.lang.redact import is_secret_path
 
 STORE_DIRNAME = ".memdir"
 MANIFEST_NAME = "memdir.toml"
@@ -224,12 +225,140 @@ def state_dir(store: Path) -> Path:
     return path
 
 
+class StoreLayout:
+    """Every store-relative name in one place, with the symlink and containment checks.
+
+    DESIGN §2's layout: the committed parts (``records/``, ``journal/``, ``actions/``,
+    ``audit/``, ``memdir.toml``, ``anatomy.json``) and the machine-local ``state/`` (sessions,
+    spool, intent, lock, backups, caches). Code asks the layout for a path instead of joining
+    names itself, so a name is written once and every path it returns stays inside the store:
+    :meth:`state` refuses a ``state/`` that is a symlink out of the store
+    (:func:`check_layout`), and :meth:`state_path` and :meth:`path` refuse a name that is
+    absolute or climbs out with ``..``.
+
+    Nothing is created or checked until a method is called (the hook path builds one per event).
+    """
+
+    __slots__ = ("root",)
+
+    RECORDS = "records"
+    JOURNAL = "journal"
+    ACTIONS = "actions"
+    AUDIT = "audit"
+    STATE = STATE_DIRNAME
+    MANIFEST = MANIFEST_NAME
+    INDEX = "index.sqlite"
+    ANATOMY = "anatomy.json"
+    # inside state/
+    SESSIONS = "sessions"
+    SPOOL = "explicit-spool"
+    INTENT = "intent.json"
+    REFUSED_INTENT = "intent.refused.json"
+    LOCK = "lock"
+    BACKUPS = "backups"
+    INSTALLS = "installs"
+    HOOK_ERRORS = HOOK_ERROR_LOG
+
+    def __init__(self, store: Path) -> None:
+        """Describe the store folder ``store`` (its ``.memdir``, or the user store)."""
+        self.root = store
+
+    def path(self, *parts: str) -> Path:
+        """Return ``root/parts…``: a committed part of the store.
+
+        Raises:
+            StoreLayoutError: a part is absolute, empty or ``..``.
+        """
+        return self.root.joinpath(*_contained(parts))
+
+    def state(self) -> Path:
+        """Return ``state/``, created if needed (:func:`state_dir`'s checks)."""
+        return state_dir(self.root)
+
+    def state_path(self, *parts: str) -> Path:
+        """Return ``state/parts…`` without creating anything (for reads and existence checks).
+
+        Raises:
+            StoreLayoutError: a part is absolute, empty or ``..``.
+        """
+        return self.root.joinpath(STATE_DIRNAME, *_contained(parts))
+
+    def in_state(self, *parts: str) -> Path:
+        """Return ``state/parts…`` with ``state/`` created and checked (for writes).
+
+        Raises:
+            StoreLayoutError: ``state/`` leads out of the store, or a part climbs out.
+        """
+        return self.state().joinpath(*_contained(parts))
+
+
+def _contained(parts: tuple[str, ...]) -> tuple[str, ...]:
+    for part in parts:
+        pieces = part.replace("\\", "/").split("/")
+        if not part or part.startswith(("/", "\\")) or ".." in pieces:
+            raise StoreLayoutError(f"{part!r} is not a name inside the store")
+    return parts
+
+
+def layout(store: Path) -> StoreLayout:
+    """Return the :class:`StoreLayout` of ``store``."""
+    return StoreLayout(store)
+
+
 def is_within(root: Path, path: Path) -> bool:
     """Return whether ``path``, with symlinks resolved, lies inside ``root`` (DESIGN §10.4)."""
     try:
         return path.resolve().is_relative_to(root.resolve())
     except (OSError, RuntimeError):  # a symlink loop resolves to nothing
         return False
+
+
+def project_relative(
+    project: Path, path: str, *, store_name: str = STORE_DIRNAME, base: Path | None = None
+) -> str | None:
+    """Return ``path`` relative to ``project``, or ``None`` when memdir must not record it.
+
+    The one rule for "nothing outside the project is read or recorded" (DESIGN §10.4, §10.5):
+    hooks (tool paths), the bug log (``--file``) and importers (file maps) all ask here.
+
+    Args:
+        project: The project root.
+        path: A path as a tool, a person or a file named it: absolute, relative to ``base``
+            (default the project), or a ``file://`` URL.
+        store_name: The store folder's name inside the project (never recorded).
+        base: The folder a relative ``path`` is relative to.
+
+    Returns:
+        The POSIX path inside the project, or ``None`` for: a path outside it (symlinks
+        resolved), the project itself, anything inside the store, a secret file (``.env``, a
+        key), a URL other than ``file://``, a path no file can have (NUL), and a Windows drive,
+        UNC share or backslashed ``..`` on every platform (case B05).
+    """
+    if not path or "\x00" in path:
+        return None
+    if "://" in path:  # a URL: only a file URL names a file, by its path
+        if not path.startswith("file://"):
+            return None
+        path = path[len("file://") :].removeprefix("localhost")
+    windows = PureWindowsPath(path)
+    if windows.drive or ("\\" in path and ".." in windows.parts):
+        return None
+    candidate = Path(path)
+    if not candidate.is_absolute():
+        candidate = (base or project) / candidate
+    try:
+        resolved = candidate.resolve()
+        root = project.resolve()
+    except (OSError, RuntimeError):
+        return None
+    if not resolved.is_relative_to(root):
+        return None
+    rel = resolved.relative_to(root).as_posix()
+    if rel == "." or rel.split("/")[0] == store_name or is_secret_path(rel):
+        return None
+    if is_secret_path(candidate.name):
+        return None
+    return rel
 
 
 def log_hook_error(store: Path | None, event: str, text: str) -> None:

@@ -28,6 +28,7 @@ from memdir.kernel.base.model import (
     KINDS,
     SCOPES,
     STATUSES,
+    UNSET_OMITTED,
     Record,
 )
 from memdir.kernel.storage.frontmatter import (
@@ -207,7 +208,7 @@ def build_record(
         if source not in (None, "", "null"):
             problems.append(Problem("warning", "bad_source", "source is not a mapping; ignored"))
         source = {}
-    for key in ("created_at", "updated_at", "observed_at"):
+    for key in ("created_at", "updated_at", "observed_at", "valid_from", "valid_until"):
         stamp = _optional_text(values.get(key))
         if stamp and not _is_instant(stamp):
             problems.append(
@@ -237,6 +238,8 @@ def build_record(
         created_at=_optional_text(values.get("created_at")) or "",
         updated_at=_optional_text(values.get("updated_at")) or "",
         observed_at=_optional_text(values.get("observed_at")) or "",
+        valid_from=_optional_text(values.get("valid_from")),
+        valid_until=_optional_text(values.get("valid_until")),
         source=dict(source),
         scope=scope,
         reason=_optional_text(values.get("reason")),
@@ -271,6 +274,8 @@ def dump(record: Record) -> str:
     lines = [FENCE]
     for key in FIELD_ORDER:
         value = getattr(record, key)
+        if value is None and key in UNSET_OMITTED:
+            continue
         lines.append(f"{key}: {dump_value(list(value) if isinstance(value, tuple) else value)}")
     for key, raw in record.extra:
         problem = extra_problem(key, raw) or ("a known key" if key in FIELD_ORDER else None)

@@ -39,13 +39,47 @@ from memdir.kernel.base.clock import now_iso
 from memdir.kernel.base.errors import LockTimeoutError
 from memdir.kernel.lang.redact import find_secrets
 from memdir.kernel.storage.lock import file_lock
-from memdir.kernel.storage.paths import state_dir
+from memdir.kernel.storage.paths import StoreLayout, state_dir
 
 TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, NotRequired, TypedDict
 
-SESSIONS_DIR = "sessions"
+    class SessionState(TypedDict):
+        """One host session's state (the fold of its events; :func:`new_state` makes it)."""
+
+        id: str  # the host's session id
+        started_at: str  # ISO-8601 UTC
+        updated_at: str
+        starts: int  # SessionStart events seen
+        generation: int  # bumped by compaction or clear: earlier reads are evicted
+        source: str  # the last SessionStart's source (startup, resume, clear, compact)
+        reads: dict[str, dict[str, Any]]  # project-relative path -> its last full read
+        written: list[str]  # paths this session changed, oldest first
+        beliefs: int  # records written this session
+        batches: int  # tool batches
+        tool_calls: int
+        prompts: int
+        injected: list[str]  # record ids this session's context already holds
+        reminders: list[str]  # queued for the next prompt
+        reminded: bool  # the "nothing was remembered" reminder was queued once
+        failing: list[Any]  # shell commands that failed and have not passed since
+        error_prompt: bool  # a prompt carried an error message
+        edited_since_error: bool
+        fixed: list[Any]  # a command that failed, then passed after an edit
+        bug_logged: bool
+        bug_nudged: bool
+        preambled: bool  # the fence's header was shown in this context
+        model: str  # the model the host last named; "" when unknown
+        by_model: dict[str, dict[str, int]]  # model -> ledger amounts while it was in use
+        compactions: list[Any]
+        ends: list[Any]
+        ledger: dict[str, int]  # LEDGER_KEYS -> count or tokens
+        folded: NotRequired[int]  # the last rotated events file folded into the snapshot
+        pending_compact: NotRequired[dict[str, Any]]  # a compaction whose steps are arriving
+
+
+SESSIONS_DIR = StoreLayout.SESSIONS
 EVENTS_SUFFIX = ".events.jsonl"
 FOLD_BYTES = 64 * 1024
 """Past this many bytes of events, the next hook that can folds them into the snapshot."""
@@ -72,7 +106,7 @@ def session_key(session_id: str) -> str:
     return "h-" + hashlib.sha256(session_id.encode("utf-8", "replace")).hexdigest()[:32]
 
 
-def new_state(session_id: str) -> dict[str, Any]:
+def new_state(session_id: str) -> SessionState:
     """Return the state of a session seen for the first time."""
     return {
         "id": session_id,
@@ -145,7 +179,7 @@ def record(store: Path, session_id: str, event: dict[str, Any]) -> int:
 # --- reading: the snapshot folded with the events -----------------------------------------------
 
 
-def _read_snapshot(path: Path, session_id: str) -> dict[str, Any]:
+def _read_snapshot(path: Path, session_id: str) -> SessionState:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -162,7 +196,8 @@ def _read_snapshot(path: Path, session_id: str) -> dict[str, Any]:
             data[key] = value
     for key in LEDGER_KEYS:
         data["ledger"].setdefault(key, 0)
-    return data
+    state: SessionState = data  # type: ignore[assignment]  # every key checked just above
+    return state
 
 
 def _rotated(store: Path, session_id: str) -> list[tuple[int, Path]]:
@@ -202,7 +237,7 @@ def _read_bytes(path: Path) -> bytes:
         return b""
 
 
-def load(store: Path, session_id: str, *, before: int | None = None) -> dict[str, Any]:
+def load(store: Path, session_id: str, *, before: int | None = None) -> SessionState:
     """Return the session's state: the snapshot with every event since folded in.
 
     Args:
@@ -285,7 +320,7 @@ def session_ids(store: Path) -> list[str]:
     return sorted(keys)  # a key is its session's id, or stands for it (see session_key)
 
 
-def all_states(store: Path) -> list[dict[str, Any]]:
+def all_states(store: Path) -> list[SessionState]:
     """Return every session's state, most recently updated first."""
     states = [load(store, session_id) for session_id in session_ids(store)]
     states.sort(key=lambda s: str(s.get("updated_at", "")), reverse=True)
@@ -310,13 +345,13 @@ def same_read(earlier: dict[str, Any] | None, seen: dict[str, Any]) -> bool:
     )
 
 
-def deny_applies(state: dict[str, Any], event: dict[str, Any]) -> bool:
+def deny_applies(state: SessionState, event: dict[str, Any]) -> bool:
     """Whether a ``deny`` event refuses its read, judged on the state just before it.
 
     The file must have been read in full in this context generation, not be denied since, and
     be unchanged (:func:`same_read`).
     """
-    earlier = state["reads"].get(event.get("rel"))
+    earlier = state["reads"].get(str(event.get("rel")))
     return bool(
         earlier
         and earlier.get("full")
@@ -345,7 +380,7 @@ def model_of(payload: dict[str, Any] | None) -> str:
     return value.strip()[:80] if isinstance(value, str) else ""
 
 
-def _add(state: dict[str, Any], key: str, amount: int) -> None:
+def _add(state: SessionState, key: str, amount: int) -> None:
     """Add ``amount`` to ledger ``key``, in total and under the session's current model."""
     state["ledger"][key] = _count(state["ledger"].get(key)) + amount
     per = state["by_model"].setdefault(state.get("model") or "unknown", {})
@@ -366,7 +401,7 @@ def bug_text(fixed: list[str]) -> str:
     )
 
 
-def _apply_fixes(state: dict[str, Any], event: dict[str, Any]) -> None:
+def _apply_fixes(state: SessionState, event: dict[str, Any]) -> None:
     """Follow errors and their fixes (the bug nudge, issue 11 item 7)."""
     command = event.get("cmd")
     if event.get("bug") is True:
@@ -392,7 +427,7 @@ def _count(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def apply(state: dict[str, Any], event: dict[str, Any]) -> None:
+def apply(state: SessionState, event: dict[str, Any]) -> None:  # noqa: C901 - one branch per event kind, the fold of a log
     """Apply one event to ``state`` in place (events are folded in the order they were written).
 
     Kinds (``event["e"]``) and their fields:
@@ -498,7 +533,7 @@ def apply(state: dict[str, Any], event: dict[str, Any]) -> None:
                 _add(state, name, _count(amount))
 
 
-def _apply_read(state: dict[str, Any], read: dict[str, Any]) -> None:
+def _apply_read(state: SessionState, read: dict[str, Any]) -> None:
     rel = read["rel"]
     previous = state["reads"].get(rel, {})
     same = previous.get("generation") == state["generation"] and same_read(previous, read)
@@ -518,11 +553,11 @@ def _apply_read(state: dict[str, Any], read: dict[str, Any]) -> None:
     _add(state, "read_tokens", tokens)
 
 
-def _activity(state: dict[str, Any]) -> list[int]:
+def _activity(state: SessionState) -> list[int]:
     return [_count(state["prompts"]), _count(state["tool_calls"])]
 
 
-def join_compaction(state: dict[str, Any], step: str, trigger: str, at: Any = None) -> bool:
+def join_compaction(state: SessionState, step: str, trigger: str, at: Any = None) -> bool:
     """Count one event of a compaction (``PreCompact``, ``SessionStart``, ``PostCompact``).
 
     Hosts fire a compaction's events in different orders (Claude Code PreCompact →
@@ -558,7 +593,7 @@ def join_compaction(state: dict[str, Any], step: str, trigger: str, at: Any = No
     return True
 
 
-def _apply_compact(state: dict[str, Any], event: dict[str, Any]) -> None:
+def _apply_compact(state: SessionState, event: dict[str, Any]) -> None:
     name = event.get("name")
     step = name if name in ("PreCompact", "PostCompact") else "PreCompact"
     join_compaction(state, step, str(event.get("trigger") or "auto"), event.get("at"))

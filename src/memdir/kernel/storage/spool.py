@@ -21,9 +21,9 @@ import time
 from pathlib import Path
 
 from memdir.kernel.base.atomic import write_text_atomic
-from memdir.kernel.storage.paths import state_dir
+from memdir.kernel.storage.paths import StoreLayout, state_dir
 
-SPOOL_DIRNAME = "explicit-spool"
+SPOOL_DIRNAME = StoreLayout.SPOOL
 TRANSIENT = ("LockTimeoutError", "GitError", "GitStateError", "IndexColdError", "StorageError")
 """Errors after which a request is kept for the next run; any other refusal drops it."""
 

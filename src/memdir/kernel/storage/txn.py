@@ -38,15 +38,15 @@ from memdir.kernel.base.errors import GitError, GitStateError, RejectedBeliefErr
 from memdir.kernel.base.model import Record
 from memdir.kernel.index import FileStat, OperationalError
 from memdir.kernel.storage import audit, gitio
-from memdir.kernel.storage.paths import state_dir
+from memdir.kernel.storage.paths import StoreLayout, layout, state_dir
 from memdir.kernel.storage.recordfile import dump, read_canonical
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from memdir.kernel.index.interface import IndexBackend
 
-INTENT_NAME = "intent.json"
-REFUSED_INTENT_NAME = "intent.refused.json"
+INTENT_NAME = StoreLayout.INTENT
+REFUSED_INTENT_NAME = StoreLayout.REFUSED_INTENT
 _PROPOSAL_FILE = re.compile(r"^proposals/(decided/)?prop-[0-9a-hjkmnp-tv-z]{14}\.json$")
 """A proposal's file (:mod:`memdir.kernel.storage.authority`): accepting one moves it in the same
 write."""
@@ -354,7 +354,7 @@ def recover(store: Path, index: IndexBackend) -> bool:
         GitError: git is missing or failed; the files are as they were and the intent stays,
             so a later write or ``memdir health`` finishes it once git works.
     """
-    path = store / "state" / INTENT_NAME
+    path = layout(store).state_path(INTENT_NAME)
     try:
         intent = json.loads(path.read_text(encoding="utf-8"))
         texts = intent["files"]

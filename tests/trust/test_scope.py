@@ -1,0 +1,159 @@
+"""Scope enforced in retrieval (issue 10, mark 4).
+
+Write in project A, ask from project B: nothing, on every serving surface; asked from A, the
+same belief is there. The user store's beliefs reach B, labelled; a project-scoped file that
+found its way into the user store (a hand copy) is held back by the scope filter.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp.client.client import Client
+
+from memdir import service
+from memdir.mcp.server import build_server
+from tests.conftest import git, text_of
+from tests.hooks.conftest import run_hook
+from tests.mcp.test_server import INITIALIZE
+
+SECRET_OF_A = "The billing service in Aardvark signs webhooks with HMAC-SHA512."
+MINE = "I prefer small commits with imperative subject lines everywhere."
+PLANTED = "The billing service in Aardvark deploys from the blue cluster."
+
+
+def _project(root: Path) -> Path:
+    root.mkdir()
+    git(root, "init", "-q")
+    (root / "README.md").write_text("# a project\n")
+    git(root, "add", "README.md")
+    git(root, "commit", "-qm", "initial")
+    store = service.init(root).store
+    manifest = store / "memdir.toml"
+    manifest.write_text(
+        manifest.read_text().replace("observe_every_seconds = 300", "observe_every_seconds = 0")
+    )
+    git(store, "commit", "-qam", "tests: no background observer")
+    service.remember(store, "Logs are shipped to Loki.")
+    return store
+
+
+@pytest.fixture
+def two(tmp_path: Path) -> tuple[Path, Path]:
+    """Projects A and B, a belief written in A, and a user store with the person's own one."""
+    a, b = _project(tmp_path / "a"), _project(tmp_path / "b")
+    service.remember(a, SECRET_OF_A, kind="decision")
+    user = service.init(tmp_path, user=True).store
+    service.remember(user, MINE, kind="preference")
+    service.remember(user, "I read documentation in English.", kind="preference")
+    return a, b
+
+
+def _prompt(store: Path, prompt: str, session: str = "s1") -> str:
+    project = store.parent
+    payload = {"session_id": session, "hook_event_name": "UserPromptSubmit", "cwd": str(project)}
+    run = run_hook("UserPromptSubmit", {**payload, "prompt": prompt}, cwd=project)
+    return run.context
+
+
+def _start(store: Path) -> str:
+    project = store.parent
+    payload = {"session_id": "s0", "hook_event_name": "SessionStart", "cwd": str(project)}
+    return run_hook("SessionStart", {**payload, "source": "startup"}, cwd=project).context
+
+
+def _texts(store: Path, query: str) -> list[str]:
+    return [h.doc["text"] for h in service.recall(store, query).hits]
+
+
+def test_recall_in_b_never_returns_what_a_knows_and_a_does(two: tuple[Path, Path]) -> None:
+    a, b = two
+    assert SECRET_OF_A in _texts(a, "billing webhooks HMAC")
+    assert SECRET_OF_A not in _texts(b, "billing webhooks HMAC")
+    assert MINE in _texts(b, "commits subject lines")  # the user store still answers in B
+
+
+def test_injection_in_b_never_carries_a_and_carries_the_users_own_labelled(
+    two: tuple[Path, Path],
+) -> None:
+    a, b = two
+    service.remember(b, "Project B builds with cargo.", kind="fact")
+    in_a = _prompt(a, "how does the billing service sign its webhooks?")
+    assert "HMAC-SHA512" in in_a
+    in_b = _prompt(b, "how does the billing service sign its webhooks?")
+    assert "HMAC-SHA512" not in in_b
+    asked = _prompt(b, "how should my commits and subject lines look?", session="s2")
+    assert "imperative subject lines" in asked and "owner, user" in asked
+    digest = _start(b)
+    assert "imperative subject lines" in digest and "HMAC" not in digest
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_mcp_in_b_never_serves_a(two: tuple[Path, Path]) -> None:
+    a, b = two
+    for store, present in ((a, True), (b, False)):
+        async with Client(build_server(store)) as client:
+            found = []
+            for tool, args in (
+                ("memory_recall", {"query": "billing webhooks HMAC"}),
+                ("memory_list", {}),
+                ("memory_index", {}),
+            ):
+                result = await client.call_tool(tool, args)
+                assert not result.is_error, result.content
+                found.append("HMAC-SHA512" in text_of(result))
+        assert found == [present] * 3
+
+
+def test_a_project_record_copied_into_the_user_store_is_not_served(
+    two: tuple[Path, Path],
+) -> None:
+    a, b = two
+    planted = service.remember(a, PLANTED, kind="fact").record
+    user = service.init(Path("."), user=True).store
+    source = a / "records" / "fact" / f"{planted.id}.md"
+    target = user / "records" / "fact" / source.name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(source.read_text())  # scope: "project", now in the user store
+    assert PLANTED in _texts(a, "billing blue cluster")
+    assert PLANTED not in _texts(b, "billing blue cluster")
+    assert MINE in _texts(b, "commits subject lines")
+    assert PLANTED not in _prompt(b, "which cluster does billing deploy from?")
+
+
+def test_serve_outside_any_project_serves_the_user_store(
+    two: tuple[Path, Path], tmp_path: Path
+) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    call = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "memory_recall", "arguments": {"query": "commits subject lines"}},
+    }
+    lines = [INITIALIZE, {"jsonrpc": "2.0", "method": "notifications/initialized"}, call]
+    done = subprocess.run(
+        [sys.executable, "-m", "memdir", "serve"],
+        input="".join(json.dumps(x) + "\n" for x in lines).encode(),
+        capture_output=True,
+        cwd=outside,
+        env={**os.environ},
+        timeout=60,
+        check=False,
+    )
+    replies: list[dict[str, Any]] = [json.loads(x) for x in done.stdout.splitlines()]
+    answer = next(r for r in replies if r.get("id") == 2)
+    assert "imperative subject lines" in answer["result"]["content"][0]["text"]
+    assert b"serving the user store" in done.stderr

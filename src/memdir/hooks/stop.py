@@ -52,6 +52,13 @@ def _text_of(message: Any) -> str:
     return "\n\n".join(p for p in parts if isinstance(p, str) and p.strip())
 
 
+def answer_key(answer: str) -> int:
+    """Return a CRC-32 of an answer (never 0), to know one already journaled in this session."""
+    import zlib
+
+    return zlib.crc32(answer.strip().encode("utf-8", "replace")) or 1
+
+
 def last_assistant_message(transcript: str) -> str:
     """Return the newest main-agent assistant text in a JSONL transcript ("" if none).
 
@@ -114,23 +121,29 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
     """Journal the turn's answer and maybe queue a reminder; return nothing."""
     if event.subagent:
         return None
+    state = session.load(context.store, event.session)
     answer = event.last_message
     if not answer.strip():  # hosts that send only the common fields: read the transcript
         transcript = text_field(event.raw, "transcript_path")
         answer = last_assistant_message(transcript)
         # Copilot CLI fires agentStop before it writes the turn's answer to events.jsonl
-        # (seen with 1.0.102): look again a few times, within the hook's budget.
+        # (seen with 1.0.102), and the newest answer there may still be the previous turn's:
+        # look again a few times, within the hook's budget.
         tries = 10 if event.host == "copilot" else 0
-        while not answer.strip() and tries and context.remaining() > 0.5:
+        while (not answer.strip() or answer_key(answer) == state["answer"]) and tries:
+            if context.remaining() <= 0.5:
+                break
             time.sleep(0.1)
             tries -= 1
             answer = last_assistant_message(transcript)
-    if answer.strip():
+    key = answer_key(answer) if answer.strip() else 0
+    if key and key != state["answer"]:  # never the previous turn's answer a second time
         with contextlib.suppress(MemdirError):  # nothing left after private spans: no turn
             journal.append_turn(context.store, "assistant", answer, session=event.session)
     context.kept()
     stop: dict[str, Any] = {"e": "stop"}  # the fold queues the reminder
-    state = session.load(context.store, event.session)
+    if key:
+        stop["answer"] = key
     if state["written"] and not state["beliefs"] and not state["reminded"]:
         # A save through the MCP server, under whatever name the host gave the tool.
         stop["saved"] = saves.count_for(context.store, event.session, str(state["started_at"])) > 0

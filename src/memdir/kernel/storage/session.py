@@ -63,6 +63,7 @@ if TYPE_CHECKING:
         injected: list[str]  # record ids this session's context already holds
         reminders: list[str]  # queued for the next prompt
         reminded: bool  # the "nothing was remembered" reminder was queued once
+        answer: int  # CRC-32 of the last answer journaled (0: none), so none is journaled twice
         failing: list[Any]  # shell commands that failed and have not passed since
         error_prompt: bool  # a prompt carried an error message
         edited_since_error: bool
@@ -125,6 +126,7 @@ def new_state(session_id: str) -> SessionState:
         "preambled": False,
         "reminders": [],
         "reminded": False,
+        "answer": 0,
         "failing": [],  # shell commands that failed and have not passed since
         "error_prompt": False,  # a prompt carried an error message (a traceback, "FAILED")
         "edited_since_error": False,
@@ -518,6 +520,8 @@ def apply(state: SessionState, event: dict[str, Any]) -> None:  # noqa: C901 - o
     elif kind == "batch":
         state["batches"] += 1
     elif kind == "stop":
+        if isinstance(event.get("answer"), int):
+            state["answer"] = event["answer"]
         written = state["written"]
         saved = event.get("saved") is True  # the MCP server marked a save (kernel.saves)
         if written and not state["beliefs"] and not state["reminded"] and not saved:

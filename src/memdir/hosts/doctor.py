@@ -218,21 +218,8 @@ def _plugin_wiring(spec: HostSpec, project: Path, shared: bool) -> list[dict[str
             )
         else:
             checks.append(_check("command", True, f"the plugin runs {where}"))
-    mcp_file = project / str(scope.get("mcp"))
-    try:
-        servers = json.loads(mcp_file.read_text(encoding="utf-8")).get("mcp", {})
-    except (OSError, ValueError, AttributeError):
-        servers = {}
-    ours = isinstance(servers, dict) and isinstance(servers.get("memdir"), dict)
-    enabled = ours and servers["memdir"].get("enabled", True) is not False
-    checks.append(
-        _check(
-            "mcp entry",
-            bool(enabled),
-            f"memdir's server {'in' if enabled else 'missing from (or disabled in)'} {mcp_file}",
-            "" if enabled else fix,
-        )
-    )
+    if scope.get("mcp"):
+        checks.append(_plugin_mcp_check(project / str(scope.get("mcp")), fix))
     instructions = project / str(scope.get("instructions"))
     try:
         block = installer.BLOCK_BEGIN in instructions.read_text(encoding="utf-8")
@@ -247,6 +234,95 @@ def _plugin_wiring(spec: HostSpec, project: Path, shared: bool) -> list[dict[str
         )
     )
     return checks
+
+
+def _plugin_mcp_check(mcp_file: Path, fix: str) -> dict[str, Any]:
+    """Check memdir's server entry in an OpenCode-style config (``{"mcp": {"memdir": {...}}}``)."""
+    try:
+        servers = json.loads(mcp_file.read_text(encoding="utf-8")).get("mcp", {})
+    except (OSError, ValueError, AttributeError):
+        servers = {}
+    ours = isinstance(servers, dict) and isinstance(servers.get("memdir"), dict)
+    enabled = ours and servers["memdir"].get("enabled", True) is not False
+    return _check(
+        "mcp entry",
+        bool(enabled),
+        f"memdir's server {'in' if enabled else 'missing from (or disabled in)'} {mcp_file}",
+        "" if enabled else fix,
+    )
+
+
+def openclaw_config_file() -> Path:
+    """Return the path of the operator's OpenClaw config.
+
+    ``$OPENCLAW_CONFIG_PATH``, else ``$OPENCLAW_STATE_DIR/openclaw.json``, else
+    ``~/.openclaw/openclaw.json``: OpenClaw 2026.9.6's own order, from its CLI help.
+    """
+    if os.environ.get("OPENCLAW_CONFIG_PATH"):
+        return Path(os.environ["OPENCLAW_CONFIG_PATH"]).expanduser()
+    state = os.environ.get("OPENCLAW_STATE_DIR")
+    return (Path(state).expanduser() if state else Path.home() / ".openclaw") / "openclaw.json"
+
+
+def _ask_openclaw(project: Path) -> list[dict[str, Any]]:
+    """Check the operator's OpenClaw config for what the install's gates ask.
+
+    memdir never writes that config. The checks: the project is the agent's workspace, and
+    memdir's plugin is enabled with conversation access (else OpenClaw never runs its
+    ``before_prompt_build`` hook).
+
+    Returns:
+        Two checks, ``ok`` None for both when the config is missing or not plain JSON (JSON5
+        with more than ``//`` comment lines is not read: reported, not guessed).
+    """
+    config_file = openclaw_config_file()
+    config = _jsonc(config_file)
+    if not isinstance(config, dict):
+        detail = (
+            f"{config_file} is missing"
+            if not config_file.exists()
+            else f"could not read {config_file} as JSON"
+        )
+        return [
+            _check("workspace (openclaw.json)", None, detail, "see `memdir hosts` (trust:)"),
+            _check("plugin consent (openclaw.json)", None, detail, "see `memdir hosts` (trust:)"),
+        ]
+
+    def dig(*keys: str) -> Any:
+        node: Any = config
+        for key in keys:
+            node = node.get(key) if isinstance(node, dict) else None
+        return node
+
+    workspaces = [dig("agents", "defaults", "workspace")]
+    agents = dig("agents", "list")
+    if isinstance(agents, list):
+        workspaces += [a.get("workspace") for a in agents if isinstance(a, dict)]
+    here = project.resolve()
+    is_workspace = any(
+        isinstance(w, str) and w and Path(w).expanduser().resolve() == here for w in workspaces
+    )
+    entry = dig("plugins", "entries", "memdir")
+    enabled = isinstance(entry, dict) and entry.get("enabled") is True
+    access = enabled and dig("plugins", "entries", "memdir", "hooks", "allowConversationAccess")
+    return [
+        _check(
+            "workspace (openclaw.json)",
+            is_workspace,
+            f"{project} {'is' if is_workspace else 'is not'} an agent workspace in {config_file}",
+            "" if is_workspace else f"set agents.defaults.workspace to {project} in {config_file}",
+        ),
+        _check(
+            "plugin consent (openclaw.json)",
+            access is True,
+            f"plugins.entries.memdir {'enabled with' if access is True else 'lacks enabled and'}"
+            f" hooks.allowConversationAccess in {config_file}",
+            ""
+            if access is True
+            else "set plugins.entries.memdir.enabled: true and "
+            f"plugins.entries.memdir.hooks.allowConversationAccess: true in {config_file}",
+        ),
+    ]
 
 
 def _ask_opencode(
@@ -569,7 +645,9 @@ def diagnose(
         shared = scope == "shared"
         checks = _wiring(spec, project, shared)
         binary = shutil.which(spec.binary) if spec.binary else None
-        if not spec.binary:  # an editor: nothing on PATH to ask
+        if spec.name == "openclaw":  # its gates live in the operator's config, read directly
+            checks += _ask_openclaw(project)
+        elif not spec.binary:  # an editor: nothing on PATH to ask
             checks.append(_check("asked the host", None, f"{spec.title} has no CLI to ask"))
         elif binary is None:
             checks.append(_cannot_ask(spec))

@@ -2,7 +2,7 @@
 
 The old store comes two ways: ``fixtures/store-index-v1.tar.gz``, written by the code of commit
 ``ed1962c`` (index format 1; see ``fixtures/README.md``), and one built here by the current code
-and taken back to format 1 (``turn_df`` dropped, ``user_version = 1``). Every open goes through
+and taken back to format 1 (``turn_df`` and ``record_postings`` dropped, ``user_version = 1``). Every open goes through
 the real CLI in a subprocess. Expected (B40): the migration backs the index up first
 (``state/backups/index-v1.sqlite``), loses no record or turn, is idempotent; a kill -9 at any
 point of it leaves the old index usable and the next open completes it; a store or index from a
@@ -23,6 +23,7 @@ import pytest
 
 from memdir import service
 from memdir.kernel.index import LATEST_VERSION, MIGRATIONS
+from memdir.kernel.index.rows import record_postings
 from memdir.kernel.lang.text import month_words, terms
 from memdir.kernel.storage.manifest import FORMAT_VERSION, Manifest
 from tests.conftest import git
@@ -70,6 +71,17 @@ def read_index(path: Path) -> dict[str, Any]:
             "turn_df": dict(conn.execute("SELECT term, rows FROM turn_df WHERE rows > 0"))
             if "turn_df" in tables
             else None,
+            "postings": sorted(conn.execute("SELECT term, doc, tf, len, imp FROM record_postings"))
+            if "record_postings" in tables
+            else None,
+            "expected_postings": sorted(
+                (term, rowid, tf, tokens, importance)
+                for rowid, tokens, importance, *columns in conn.execute(
+                    "SELECT f.rowid, r.tokens, r.importance, f.text, f.aliases, f.tags, f.body"
+                    " FROM records_fts f JOIN records r ON r.rowid = f.rowid"
+                )
+                for term, tf in record_postings(tuple(columns)).items()
+            ),
         }
     finally:
         conn.close()
@@ -119,7 +131,7 @@ def old_store(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def constructed_old_store(store: Path) -> Path:
-    """A store made by this build, its index taken back to format 1 (no ``turn_df``)."""
+    """A store made by this build, its index taken back to format 1 (no ``turn_df``, no ``record_postings``)."""
     for text, status in FIXTURE_RECORDS.items():
         made = service.remember(store, text).record
         if status == "forgotten":
@@ -129,6 +141,7 @@ def constructed_old_store(store: Path) -> Path:
     service.search(store, "kafka")
     conn = sqlite3.connect(store / "index.sqlite")
     conn.execute("DROP TABLE turn_df")
+    conn.execute("DROP TABLE record_postings")
     conn.execute("PRAGMA user_version = 1")
     conn.commit()
     conn.close()
@@ -142,6 +155,7 @@ def assert_migrated(store: Path, before: dict[str, Any]) -> dict[str, Any]:
     assert now["records"] == before["records"]
     assert now["turns"] == before["turns"]
     assert now["turn_df"] == expected_turn_df(now["turns"], journal_times(store))
+    assert now["postings"] == now["expected_postings"] != []  # recall's postings, filled in
     backup = read_index(store / BACKUP)  # the index as it was, taken before migrating
     assert (backup["version"], backup["records"], backup["turns"]) == (
         1,

@@ -111,3 +111,11 @@ def test_fts5_bm25_is_minus_the_weighted_bm25_sum() -> None:
     assert got == pytest.approx(expected)
     # A term in most rows: FTS5 floors its idf at 1e-6 instead of going negative.
     assert R.fts5_bm25(columns, ["red"], {"red": 9}, 10, 3.0, R.COLUMN_WEIGHTS) > -1e-5
+
+
+def test_an_empty_observed_at_ages_the_record_from_updated_at() -> None:
+    # A hand-written or imported record file may have no observed_at: it is not "day zero".
+    assert R.observed_since("", "2025-01-02T00:00:00Z") == "2025-01-02T00:00:00Z"
+    assert R.observed_since(None, "2025-01-02T00:00:00Z") == "2025-01-02T00:00:00Z"
+    assert R.observed_since("2024-12-01", "2025-01-02T00:00:00Z") == "2024-12-01"
+    assert R.observed_since("2025-01-02", "2025-01-02T09:00:00Z") == "2025-01-02T09:00:00Z"

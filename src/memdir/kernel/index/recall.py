@@ -1,8 +1,13 @@
 """Recall: ranked records for a query, and ranked journal turns, from the index alone.
 
 **Records** (DESIGN §5). Candidates are the records whose text, aliases, tags or body contain
-any query term (stop words dropped); FTS5 finds them and its ``bm25()`` picks a pool of the
-``max(5 × limit, 50)`` best. Each is then scored in Python::
+any query term (stop words dropped), and the ``limit`` best of them by the score below come
+back: exactly those, found by :func:`top_records` from the SQLite index's postings without
+scoring every candidate (max-score pruning; issue 16, item 6). A backend without postings
+(PostgreSQL), or a query with a one-character CJK term (a prefix), takes the older way: FTS5's
+``bm25()`` picks a pool of the ``max(5 × limit, 50)`` best, from the rarer terms when the
+common ones match too many records (:data:`CANDIDATE_CAP`), and only those are scored. The
+score, in Python::
 
     score = relevance × recency × importance [× decay]
 
@@ -45,6 +50,7 @@ Imports: standard library only.
 
 from __future__ import annotations
 
+import heapq
 import json
 import math
 import time
@@ -255,6 +261,21 @@ def score_records(
     Returns:
         Hits ordered by score, then by rowid (older first).
     """
+    scored = _score_rows(rows, query, terms, frequencies, totals, decay=decay)
+    scored.sort(key=lambda item: (-item[0], item[1]))
+    return [hit for score, _, hit in scored[:limit] if score >= min_score]
+
+
+def _score_rows(
+    rows: Iterable[RecordRow],
+    query: str,
+    terms: list[str],
+    frequencies: dict[str, int],
+    totals: tuple[int, int],
+    *,
+    decay: bool,
+) -> list[tuple[float, int, Hit]]:
+    """Return ``(score, rowid, hit)`` for each row, unordered (see :func:`score_records`)."""
     docs, total = totals
     average = total / docs if docs else 1.0
     surface = term_words(query)
@@ -277,12 +298,169 @@ def score_records(
             factors["decay"] = round(0.5 ** (age / half_life_days(importance)), 6)
             factors["half_life_days"] = half_life_days(importance)
             score *= 0.5 ** (age / half_life_days(importance))
-        if score < min_score:
-            continue
         matched = tuple(surface.get(t, t) for t in terms if t in counts)
         scored.append((score, rowid, Hit(doc, score, factors, matched)))
-    scored.sort(key=lambda item: (-item[0], item[1]))
-    return [hit for _, _, hit in scored[:limit]]
+    return scored
+
+
+IMPORTANCE_CEILING = 1.25
+"""The largest importance factor (importance 10; the record reader clamps it to 1..10)."""
+BOUND_SLACK = 1e-9
+"""Relative margin on every upper bound, so float rounding never prunes a record that ties."""
+
+
+def top_records(
+    index: Any,
+    query: str,
+    terms: list[str],
+    frequencies: dict[str, int],
+    totals: tuple[int, int],
+    *,
+    kinds: list[str],
+    statuses: list[str],
+    limit: int,
+    decay: bool = False,
+    min_score: float = 0.0,
+) -> list[Hit]:
+    """Return exactly the ``limit`` best records by :func:`score_records`, reading fewer rows.
+
+    The same hits, in the same order, as scoring every record that holds any query term and
+    passes the filters (``tests/kernel/index/test_top_records.py`` checks it on LoCoMo stores
+    and on edge cases), found with max-score pruning (Turtle & Flood, 1995) over the index's
+    postings (:meth:`~memdir.kernel.index.sqlite.Index.record_postings`). A record's score is
+    ``Σ_t bm25_t × importance × recency [× decay]``, and recency and decay are at most 1, so
+    ``Σ_t bm25_t × importance`` (its postings' values, summed) bounds it from above.
+
+    1. Terms are read rarest first (largest idf first). Reading one adds ``bm25_t ×
+       importance`` to the partial sum of every record holding it; a term not read yet can add
+       at most ``idf × (k1 + 1) × 1.25`` (BM25's saturation, importance 10): its bound.
+    2. Once the ``limit``-th best partial sum, at the lowest recency (0.85), clears the unread
+       terms' bounds, the ``limit`` unscored records with the best partial sums are scored
+       exactly, their rows fetched through the filters (a record the filters withhold never
+       counts): ``θ`` is the ``limit``-th best exact score so far.
+    3. Once the unread terms' bounds add up to less than ``θ``, a record holding none of the
+       terms read cannot enter the answer, and the rest of the terms (the common ones, with the
+       longest postings) are never read in full.
+    4. The records read whose ``partial + Σ unread bounds`` reaches ``θ`` get the unread
+       terms' exact values (point reads of those records' postings), which makes their bound
+       their whole ``Σ_t bm25_t × importance``. They are scored exactly in order of that bound,
+       ``limit`` at a time, until it falls below ``θ``. Ties are ordered by rowid, as in
+       :func:`score_records`; every comparison of a bound with ``θ`` keeps a relative margin of
+       :data:`BOUND_SLACK`, so float rounding never prunes a record that ties.
+
+    Args:
+        index: An index with ``record_postings`` and ``record_rows``
+            (:class:`~memdir.kernel.index.sqlite.Index`).
+        query: The query as typed (to name the matched words as the user wrote them).
+        terms: Its query terms (no 1-character CJK term: those match as prefixes, which the
+            postings cannot answer; :func:`recall` ranks them from the pool).
+        frequencies: Records holding each term.
+        totals: ``(records, terms in all of them)``.
+        kinds: Only these kinds (all when empty).
+        statuses: Only these statuses (all when empty).
+        limit: Most hits to return.
+        decay: Apply the forgetting curve.
+        min_score: Leave out hits scoring below this.
+
+    Returns:
+        Hits ordered by score, then by rowid (older first).
+    """
+    search = _MaxScore(index, query, terms, frequencies, totals, kinds, statuses, decay, limit)
+    search.read_terms()
+    search.score_the_rest()
+    ranked = sorted(search.exact.values(), key=lambda item: (-item[0], item[1]))
+    return [hit for value, _, hit in ranked[:limit] if value >= min_score]
+
+
+class _MaxScore:
+    """The state of one :func:`top_records` search (its steps are that docstring's)."""
+
+    def __init__(
+        self,
+        index: Any,
+        query: str,
+        terms: list[str],
+        frequencies: dict[str, int],
+        totals: tuple[int, int],
+        kinds: list[str],
+        statuses: list[str],
+        decay: bool,
+        limit: int,
+    ) -> None:
+        docs, total = totals
+        average = total / docs if docs else 1.0
+        wanted = [t for t in dict.fromkeys(terms) if frequencies.get(t, 0) > 0]
+        self.weights = {t: idf(docs, frequencies[t]) for t in wanted}
+        self.bounds = {t: self.weights[t] * (BM25_K1 + 1) * IMPORTANCE_CEILING for t in wanted}
+        self.unread = sorted(wanted, key=lambda t: (-self.bounds[t], t))
+        self.rest = sum(self.bounds.values())  # Σ bounds of the unread terms
+        self.norm = (BM25_K1 * (1 - BM25_B), BM25_K1 * BM25_B / max(average, 1e-9))
+        self.partial: dict[int, float] = {}  # rowid → Σ posting values of the terms read
+        self.exact: dict[int, tuple[float, int, Hit]] = {}
+        self.seen: set[int] = set()  # scored exactly, or withheld by the filters
+        self.best: list[float] = []  # the ``limit`` best exact scores, a min-heap: θ = best[0]
+        self.limit = limit
+        self.scoring = (index, query, terms, frequencies, totals, kinds, statuses, decay)
+
+    def scale(self, term: str) -> tuple[float, float, float]:
+        """The constants that make a posting's value ``bm25_t × importance factor``."""
+        return self.weights[term] * (BM25_K1 + 1), IMPORTANCE_BASE, IMPORTANCE_STEP
+
+    def beaten(self, bound: float) -> bool:
+        """Whether a record whose score is at most ``bound`` cannot enter the answer."""
+        return len(self.best) >= self.limit and bound * (1 + BOUND_SLACK) < self.best[0]
+
+    def score(self, rowids: list[int]) -> None:
+        """Score these records exactly (those the filters pass) and update ``θ``."""
+        index, query, terms, frequencies, totals, kinds, statuses, decay = self.scoring
+        self.seen.update(rowids)
+        rows = index.record_rows(rowids, kinds, statuses)
+        best = self.best
+        for item in _score_rows(rows, query, terms, frequencies, totals, decay=decay):
+            self.exact[item[1]] = item
+            if len(best) < self.limit:
+                heapq.heappush(best, item[0])
+            elif item[0] > best[0]:
+                heapq.heapreplace(best, item[0])
+
+    def read_terms(self) -> None:
+        """Steps 1-3: read postings rarest first until the unread terms cannot matter."""
+        partial, limit = self.partial, self.limit
+        while self.unread:
+            term = self.unread.pop(0)
+            self.rest = max(self.rest - self.bounds[term], 0.0) if self.unread else 0.0
+            get = partial.get
+            for rowid, part in self.scoring[0].record_postings(term, self.scale(term), self.norm):
+                partial[rowid] = get(rowid, 0.0) + part
+            if not self.unread or self.beaten(self.rest):
+                return
+            if len(partial) < limit:
+                continue
+            if heapq.nlargest(limit, partial.values())[-1] * RECENCY_FLOOR <= self.rest:
+                continue  # θ would not clear the unread terms' bounds yet: read the next term
+            top = heapq.nlargest(
+                limit, (r for r in partial if r not in self.seen), key=partial.__getitem__
+            )
+            if top and not self.beaten(partial[top[0]] + self.rest):
+                self.score(top)
+            if self.beaten(self.rest):
+                return
+
+    def score_the_rest(self) -> None:
+        """Step 4: complete the bounds of the records that may still enter, score the best."""
+        partial, rest = self.partial, self.rest
+        left = [r for r in partial if r not in self.seen and not self.beaten(partial[r] + rest)]
+        if self.unread and left:
+            for term in self.unread:  # the common terms, for these records only
+                get = partial.get
+                found = self.scoring[0].record_postings(term, self.scale(term), self.norm, left)
+                for rowid, part in found:
+                    partial[rowid] = get(rowid, 0.0) + part
+        left.sort(key=lambda r: (-partial[r], r))
+        for start in range(0, len(left), self.limit):
+            if self.beaten(partial[left[start]]):
+                return
+            self.score(left[start : start + self.limit])
 
 
 def observed_since(observed_at: object, updated_at: str) -> str:
@@ -290,9 +468,10 @@ def observed_since(observed_at: object, updated_at: str) -> str:
 
     A belief observed in March and written down in June is three months old (Talewell's
     ``observedAt``; ``memdir remember --observed-at``). A belief observed the day it was
-    written counts from ``updated_at``, so a confirmation still refreshes it.
+    written counts from ``updated_at``, so a confirmation still refreshes it; so does one with
+    no ``observed_at`` (a hand-written or imported file), which used to count as age 0.
     """
-    if isinstance(observed_at, str) and observed_at[:10] < updated_at[:10]:
+    if isinstance(observed_at, str) and observed_at and observed_at[:10] < updated_at[:10]:
         return observed_at
     return updated_at
 
@@ -329,6 +508,20 @@ def recall(
     if not terms or limit <= 0:
         return Recalled(query, tuple(terms), [], (time.perf_counter() - started) * 1000)
     frequencies = index.record_frequencies(terms)
+    if hasattr(index, "record_postings") and not any(len(t) == 1 and is_cjk(t) for t in terms):
+        hits = top_records(
+            index,
+            query,
+            terms,
+            frequencies,
+            index.record_totals(),
+            kinds=list(kinds),
+            statuses=list(statuses),
+            limit=limit,
+            decay=decay,
+            min_score=min_score,
+        )
+        return Recalled(query, tuple(terms), hits, (time.perf_counter() - started) * 1000)
     rows = index.record_pool(
         searchable(terms, frequencies),
         list(kinds),

@@ -87,6 +87,27 @@ def record_columns(record: Record) -> tuple[str, str, str, str]:
     )
 
 
+POSTING_WEIGHTS = (4, 3, 2, 1)
+"""Weights of the record columns in a posting's count (:data:`.recall.COLUMN_WEIGHTS`, as ints)."""
+
+
+def record_postings(columns: tuple[str, ...]) -> dict[str, int]:
+    """Return each term of a record's columns with its count weighted by column.
+
+    Args:
+        columns: The record's index terms per column (:func:`record_columns`).
+
+    Returns:
+        term → Σ weight × occurrences over the four columns: the ``f`` BM25 reads for that term
+        (exactly what :func:`memdir.kernel.index.recall.score_records` counts from the columns).
+    """
+    found: dict[str, int] = {}
+    for weight, column in zip(POSTING_WEIGHTS, columns, strict=True):
+        for term in column.split():
+            found[term] = found.get(term, 0) + weight
+    return found
+
+
 def record_links(record: Record) -> list[tuple[str, str]]:
     """Return ``(dst, via)`` for each link out of ``record``: front matter, then ``[[id]]``s."""
     targets = {(dst, "links") for dst in record.links}

@@ -28,7 +28,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from memdir.kernel.base.errors import IndexFormatError, MemdirError, StorageError
-from memdir.kernel.index.rows import FileStat, record_columns, record_doc, record_links, turn_terms
+from memdir.kernel.index.rows import (
+    FileStat,
+    record_columns,
+    record_doc,
+    record_links,
+    record_postings,
+    turn_terms,
+)
 from memdir.kernel.lang.text import fts_match, is_cjk
 
 TYPE_CHECKING = False  # the hook path never imports typing or dataclasses (start-up cost)
@@ -153,6 +160,10 @@ POOL_SCAN = 4
 :meth:`Index.record_pool`)."""
 
 
+ROWIDS_PER_QUERY = 5000
+"""Rowids bound in one ``IN (…)`` list (SQLite allows 32,766 variables since 3.32)."""
+
+
 def operational_cause(error: BaseException) -> str:
     """Return what an :data:`OperationalError` means for a person ("the disk is full"…)."""
     code = (getattr(error, "sqlite_errorcode", None) or 0) & 0xFF
@@ -189,9 +200,47 @@ def _m002_turn_frequencies(conn: sqlite3.Connection) -> None:
     conn.executemany("INSERT INTO turn_df (term, rows) VALUES (?, ?)", counts.items())
 
 
+def _m003_record_postings(conn: sqlite3.Connection) -> None:
+    """Keep every record's terms as postings recall can stop early on (issue 16, item 6).
+
+    One row per (term, record): the term's count weighted by column (text 4, aliases 3, tags 2,
+    body 1, :data:`COLUMN_WEIGHTS`) and the record's length in terms. Ordered by term, a term's
+    postings are one range read, and the rarest terms' postings are read without touching the
+    common ones (:func:`memdir.kernel.index.recall.top_records`). Existing records are posted
+    here, so an index built before this migration is complete after it.
+    """
+    _run_script(
+        conn,
+        """
+        CREATE TABLE IF NOT EXISTS record_postings (
+            term TEXT NOT NULL,                    -- an index term (normalised, stemmed)
+            doc  INTEGER NOT NULL,                 -- records.rowid holding it
+            tf   INTEGER NOT NULL,                 -- its count, weighted 4/3/2/1 by column
+            len  INTEGER NOT NULL,                 -- records.tokens (BM25's |D|)
+            imp  INTEGER NOT NULL,                 -- records.importance (1..10)
+            PRIMARY KEY (term, doc)
+        ) WITHOUT ROWID;
+        """,
+    )
+    conn.execute("DELETE FROM record_postings")
+    rows = conn.execute(
+        "SELECT f.rowid, r.tokens, r.importance, f.text, f.aliases, f.tags, f.body"
+        " FROM records_fts f JOIN records r ON r.rowid = f.rowid"
+    )
+    conn.executemany(
+        "INSERT INTO record_postings (term, doc, tf, len, imp) VALUES (?,?,?,?,?)",
+        (
+            (term, rowid, tf, tokens, importance)
+            for rowid, tokens, importance, *columns in rows
+            for term, tf in record_postings(tuple(columns)).items()
+        ),
+    )
+
+
 MIGRATIONS: tuple[tuple[int, Callable[[sqlite3.Connection], None]], ...] = (
     (1, _m001_initial),
     (2, _m002_turn_frequencies),
+    (3, _m003_record_postings),
 )
 LATEST_VERSION = MIGRATIONS[-1][0]
 
@@ -539,6 +588,13 @@ class Index:
             "INSERT INTO records_fts (rowid, text, aliases, tags, body) VALUES (?,?,?,?,?)",
             (cursor.lastrowid, *columns),
         )
+        conn.executemany(
+            "INSERT INTO record_postings (term, doc, tf, len, imp) VALUES (?,?,?,?,?)",
+            [
+                (term, cursor.lastrowid, tf, tokens, record.importance)
+                for term, tf in record_postings(columns).items()
+            ],
+        )
         conn.execute(
             "UPDATE fts_stats SET docs = docs + 1, tokens = tokens + ? WHERE name = 'records'",
             (tokens,),
@@ -568,6 +624,14 @@ class Index:
             "SELECT rowid, id, tokens FROM records WHERE path = ?", (path,)
         ).fetchone()
         if row is not None:
+            posted = conn.execute(
+                "SELECT text, aliases, tags, body FROM records_fts WHERE rowid = ?", (row[0],)
+            ).fetchone()
+            if posted is not None:
+                conn.executemany(
+                    "DELETE FROM record_postings WHERE term = ? AND doc = ?",
+                    [(term, row[0]) for term in record_postings(tuple(posted))],
+                )
             conn.execute("DELETE FROM records_fts WHERE rowid = ?", (row[0],))
             conn.execute("DELETE FROM records WHERE rowid = ?", (row[0],))
             conn.execute("DELETE FROM links WHERE src = ?", (row[1],))
@@ -586,6 +650,7 @@ class Index:
         for table in (
             "records_fts",
             "records",
+            "record_postings",
             "links",
             "files",
             "turns_fts",
@@ -754,6 +819,54 @@ class Index:
             f" WHERE records_fts MATCH ?{where} ORDER BY bm25(records_fts, ?, ?, ?, ?) LIMIT ?"
         )
         return self._conn.execute(exact, [match, *filters, *COLUMN_WEIGHTS, size]).fetchall()
+
+    def record_postings(
+        self,
+        term: str,
+        weight: tuple[float, float, float],
+        norm: tuple[float, float],
+        rowids: list[int] | None = None,
+    ) -> list[tuple[int, float]]:
+        """Return ``(rowid, value)`` for the records holding ``term`` (of ``rowids`` if given).
+
+        ``value = w0 × tf × (w1 + w2 × importance) / (tf + n0 + n1 × len)``, with ``weight =
+        (w0, w1, w2)`` and ``norm = (n0, n1)``: ``tf`` is the term's count in the record
+        weighted by column and ``len`` the record's terms
+        (:func:`memdir.kernel.index.rows.record_postings`). The caller picks the constants that
+        make it BM25's contribution of the term times the importance factor
+        (:func:`memdir.kernel.index.recall.top_records`). Every record holding the exact term,
+        whatever its kind or status: the filters apply when its row is read
+        (:meth:`record_rows`). With ``rowids``, only those records are looked up (one probe of
+        the ``(term, doc)`` key each, or one read of the term's postings when that is shorter).
+        """
+        value = "SELECT doc, ? * tf * (? + ? * imp) / (tf + ? + ? * len) FROM record_postings"
+        if rowids is None:
+            return self._conn.execute(f"{value} WHERE term = ?", (*weight, *norm, term)).fetchall()
+        found: list[tuple[int, float]] = []
+        for start in range(0, len(rowids), ROWIDS_PER_QUERY):
+            chunk = rowids[start : start + ROWIDS_PER_QUERY]
+            found += self._conn.execute(
+                f"{value} WHERE term = ? AND doc IN ({','.join('?' * len(chunk))})",
+                (*weight, *norm, term, *chunk),
+            ).fetchall()
+        return found
+
+    def record_rows(
+        self, rowids: Iterable[int], kinds: list[str], statuses: list[str]
+    ) -> list[RecordRow]:
+        """Return the rows (as :meth:`record_pool` does) of these rowids passing the filters."""
+        where, filters = filter_clause(kinds=kinds, statuses=statuses, table="r.")
+        found: list[RecordRow] = []
+        wanted = list(rowids)
+        for start in range(0, len(wanted), ROWIDS_PER_QUERY):
+            chunk = wanted[start : start + ROWIDS_PER_QUERY]
+            found += self._conn.execute(
+                f"SELECT {_POOL_COLUMNS} FROM records r NOT INDEXED"  # noqa: S608 - placeholders only
+                " JOIN records_fts ON records_fts.rowid = r.rowid"
+                f" WHERE r.rowid IN ({','.join('?' * len(chunk))}){where}",
+                [*chunk, *filters],
+            ).fetchall()
+        return found
 
     def _matches(self, match: str, at_least: int) -> bool:
         """Whether the FTS search matches at least ``at_least`` rows (it stops counting there)."""

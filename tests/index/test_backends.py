@@ -184,3 +184,39 @@ def test_purge_erases_the_text_from_the_backend_and_the_local_index(
                     ("%zebrafish%", f"%{secret.id}%"),
                 ).fetchone()
                 assert row == (0,), table
+
+
+def test_recall_is_exact_on_both_backends_pruned_or_pooled(store: Path, backend: str) -> None:
+    """SQLite ranks from its postings (pruned), PostgreSQL from its pool: both exactly."""
+    from datetime import UTC, datetime
+
+    from memdir.kernel.base import clock
+    from memdir.kernel.index import recall as R
+    from memdir.kernel.lang.text import query_terms
+
+    _use(store, backend)
+    _remember_all(store)
+    for n in range(12):
+        service.remember(store, f"deploy note {n}: the staging database restarts on Tuesdays")
+    handle = scan.open_handle(store)
+    clock.freeze(datetime.now(UTC))
+    try:
+        index = handle.index
+        assert hasattr(index, "record_postings") == (backend == "sqlite")  # the path taken
+        for query in ("staging database", "deploys on Tuesdays", "ruff format", "红色", "红"):
+            terms = query_terms(query)
+            every = index.record_pool(terms, [], ["active"], 10**9)
+            want = R.score_records(
+                every,
+                query,
+                terms,
+                index.record_frequencies(terms),
+                index.record_totals(),
+                limit=5,
+            )
+            got = R.recall(index, query, limit=5).hits
+            assert [(h.doc["id"], h.score) for h in got] == [(h.doc["id"], h.score) for h in want]
+            assert got, query
+    finally:
+        clock.freeze(None)
+        handle.index.close()

@@ -176,19 +176,25 @@ def locomo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Index, list[str]]:
     return index, rng.sample(questions, 120)
 
 
+@pytest.mark.parametrize("long_postings", [R.LONG_POSTINGS, 0])
 def test_locomo_questions_get_exactly_the_hits_of_scoring_every_candidate(
-    locomo: tuple[Index, list[str]],
+    locomo: tuple[Index, list[str]], long_postings: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # 0: try to stop before every term, as before the long lists of a large store.
+    monkeypatch.setattr(R, "LONG_POSTINGS", long_postings)
     index, questions = locomo
-    scored = candidates = pruned = 0
+    scored = candidates = pruned = stopped = 0
     for query in questions:
         _, counting, matched = _pruned(index, query, limit=10)
         scored += counting.rows_scored
         candidates += matched
         pruned += counting.rows_scored < matched
+        every = sum(index.record_frequencies(query_terms(query)).values())
+        stopped += counting.postings_read < every  # some common term never read in full
     # The pairing: the same answers, from a small share of the rows.
     assert pruned >= 0.9 * len(questions)
     assert scored < candidates / 5
+    assert stopped >= 0.2 * len(questions)
 
 
 @pytest.mark.parametrize(
@@ -204,11 +210,13 @@ def test_locomo_questions_get_exactly_the_hits_of_scoring_every_candidate(
     ids=["limit1", "decay", "limit50", "kinds", "superseded", "statuses+decay"],
 )
 def test_locomo_questions_stay_exact_under_every_option(
-    locomo: tuple[Index, list[str]], options: dict[str, Any]
+    locomo: tuple[Index, list[str]], options: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     index, questions = locomo
-    for query in questions[:40]:
-        _pruned(index, query, **options)
+    for long_postings in (R.LONG_POSTINGS, 0):
+        monkeypatch.setattr(R, "LONG_POSTINGS", long_postings)
+        for query in questions[:40]:
+            _pruned(index, query, **options)
 
 
 def test_locomo_min_score_cuts_the_same_hits(locomo: tuple[Index, list[str]]) -> None:

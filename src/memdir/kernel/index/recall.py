@@ -56,6 +56,7 @@ import math
 import time
 from collections import Counter
 from collections.abc import Iterable
+from operator import itemgetter
 
 from memdir.kernel.base.clock import age_days
 from memdir.kernel.lang.text import QUESTION_WORDS, is_cjk, query_terms, term_words
@@ -307,6 +308,8 @@ IMPORTANCE_CEILING = 1.25
 """The largest importance factor (importance 10; the record reader clamps it to 1..10)."""
 BOUND_SLACK = 1e-9
 """Relative margin on every upper bound, so float rounding never prunes a record that ties."""
+LONG_POSTINGS = 256
+"""A term in more records than this is worth trying to stop before (:func:`top_records`, 2)."""
 
 
 def top_records(
@@ -334,19 +337,26 @@ def top_records(
     1. Terms are read rarest first (largest idf first). Reading one adds ``bm25_t ×
        importance`` to the partial sum of every record holding it; a term not read yet can add
        at most ``idf × (k1 + 1) × 1.25`` (BM25's saturation, importance 10): its bound.
-    2. Once the ``limit``-th best partial sum, at the lowest recency (0.85), clears the unread
-       terms' bounds, the ``limit`` unscored records with the best partial sums are scored
-       exactly, their rows fetched through the filters (a record the filters withhold never
-       counts): ``θ`` is the ``limit``-th best exact score so far.
+    2. Before a long posting list (over :data:`LONG_POSTINGS` records), the ``limit``
+       unscored records with the best partial sums get the unread terms' exact values (point
+       reads of their postings); when even at the lowest recency (0.85) they would clear the
+       unread terms' bounds, they are scored exactly, their rows fetched through the filters
+       (a record the filters withhold never counts): ``θ`` is the ``limit``-th best exact
+       score so far.
     3. Once the unread terms' bounds add up to less than ``θ``, a record holding none of the
        terms read cannot enter the answer, and the rest of the terms (the common ones, with the
        longest postings) are never read in full.
     4. The records read whose ``partial + Σ unread bounds`` reaches ``θ`` get the unread
-       terms' exact values (point reads of those records' postings), which makes their bound
-       their whole ``Σ_t bm25_t × importance``. They are scored exactly in order of that bound,
-       ``limit`` at a time, until it falls below ``θ``. Ties are ordered by rowid, as in
-       :func:`score_records`; every comparison of a bound with ``θ`` keeps a relative margin of
+       terms' exact values too, which makes their bound their whole ``Σ_t bm25_t ×
+       importance``. They are scored exactly in order of that bound, ``limit`` at a time,
+       until it falls below ``θ``. Ties are ordered by rowid, as in :func:`score_records`;
+       every comparison of a bound with ``θ`` keeps a relative margin of
        :data:`BOUND_SLACK`, so float rounding never prunes a record that ties.
+
+    On LoCoMo questions over 100,000 records, a record holds few of a question's five to nine
+    terms, so the bounds of the unread terms stay high until two or three are left: most
+    posting lists are still read, and reading them (about 0.5 µs a posting, in Python) is the
+    time left (``benchmarks/recall_exact.py``, ``docs/performance.md``).
 
     Args:
         index: An index with ``record_postings`` and ``record_rows``
@@ -396,10 +406,12 @@ class _MaxScore:
         self.rest = sum(self.bounds.values())  # Σ bounds of the unread terms
         self.norm = (BM25_K1 * (1 - BM25_B), BM25_K1 * BM25_B / max(average, 1e-9))
         self.partial: dict[int, float] = {}  # rowid → Σ posting values of the terms read
+        self.complete: set[int] = set()  # rowids whose partial counts the unread terms too
         self.exact: dict[int, tuple[float, int, Hit]] = {}
         self.seen: set[int] = set()  # scored exactly, or withheld by the filters
         self.best: list[float] = []  # the ``limit`` best exact scores, a min-heap: θ = best[0]
         self.limit = limit
+        self.frequencies = frequencies
         self.scoring = (index, query, terms, frequencies, totals, kinds, statuses, decay)
 
     def scale(self, term: str) -> tuple[float, float, float]:
@@ -409,6 +421,17 @@ class _MaxScore:
     def beaten(self, bound: float) -> bool:
         """Whether a record whose score is at most ``bound`` cannot enter the answer."""
         return len(self.best) >= self.limit and bound * (1 + BOUND_SLACK) < self.best[0]
+
+    def finish(self, rowids: list[int]) -> None:
+        """Add the unread terms' values to these records' partial sums (point reads)."""
+        todo = [r for r in rowids if r not in self.complete]
+        if not todo:
+            return
+        partial, index = self.partial, self.scoring[0]
+        for term in self.unread:
+            for rowid, part in index.record_postings(term, self.scale(term), self.norm, todo):
+                partial[rowid] += part
+        self.complete.update(todo)
 
     def score(self, rowids: list[int]) -> None:
         """Score these records exactly (those the filters pass) and update ``θ``."""
@@ -425,37 +448,44 @@ class _MaxScore:
 
     def read_terms(self) -> None:
         """Steps 1-3: read postings rarest first until the unread terms cannot matter."""
-        partial, limit = self.partial, self.limit
+        partial, complete, limit = self.partial, self.complete, self.limit
         while self.unread:
             term = self.unread.pop(0)
             self.rest = max(self.rest - self.bounds[term], 0.0) if self.unread else 0.0
             get = partial.get
             for rowid, part in self.scoring[0].record_postings(term, self.scale(term), self.norm):
-                partial[rowid] = get(rowid, 0.0) + part
+                if rowid not in complete:
+                    partial[rowid] = get(rowid, 0.0) + part
             if not self.unread or self.beaten(self.rest):
                 return
-            if len(partial) < limit:
-                continue
-            if heapq.nlargest(limit, partial.values())[-1] * RECENCY_FLOOR <= self.rest:
-                continue  # θ would not clear the unread terms' bounds yet: read the next term
-            top = heapq.nlargest(
-                limit, (r for r in partial if r not in self.seen), key=partial.__getitem__
-            )
-            if top and not self.beaten(partial[top[0]] + self.rest):
-                self.score(top)
+            if len(partial) < limit or self.frequencies[self.unread[0]] <= LONG_POSTINGS:
+                continue  # the next term's postings are short: reading them is cheaper
+            self.try_to_stop()
             if self.beaten(self.rest):
                 return
 
+    def try_to_stop(self) -> None:
+        """Score the best records so far, when that may raise ``θ`` over the unread bounds.
+
+        Their bounds are completed first (point reads), so the test is on whole sums.
+        """
+        partial, limit, seen = self.partial, self.limit, self.seen
+        best = heapq.nlargest(limit + len(seen), partial.items(), key=itemgetter(1))
+        top = [rowid for rowid, _ in best if rowid not in seen][:limit]
+        self.finish(top)
+        if len(top) < limit or min(partial[r] for r in top) * RECENCY_FLOOR <= self.rest:
+            return  # at the lowest recency their scores would not clear the unread bounds
+        if not self.beaten(max(partial[r] for r in top)):
+            self.score(top)
+
     def score_the_rest(self) -> None:
         """Step 4: complete the bounds of the records that may still enter, score the best."""
-        partial, rest = self.partial, self.rest
-        left = [r for r in partial if r not in self.seen and not self.beaten(partial[r] + rest)]
-        if self.unread and left:
-            for term in self.unread:  # the common terms, for these records only
-                get = partial.get
-                found = self.scoring[0].record_postings(term, self.scale(term), self.norm, left)
-                for rowid, part in found:
-                    partial[rowid] = get(rowid, 0.0) + part
+        partial, seen, rest = self.partial, self.seen, self.rest
+        full = len(self.best) >= self.limit
+        floor = self.best[0] / (1 + BOUND_SLACK) if full else -math.inf  # a bound under it loses
+        left = [r for r, part in partial.items() if part + rest >= floor and r not in seen]
+        self.finish(left)
+        left = [r for r in left if partial[r] >= floor]
         left.sort(key=lambda r: (-partial[r], r))
         for start in range(0, len(left), self.limit):
             if self.beaten(partial[left[start]]):

@@ -26,12 +26,10 @@ path.
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import urllib.error
 import urllib.request
-from collections import Counter
 from collections.abc import Callable, Sequence
 from importlib import util as importlib_util
 from pathlib import Path
@@ -42,6 +40,8 @@ from memdir.kernel.lang.text import QUESTION_WORDS, STOP_WORDS
 
 NEIGHBOUR_WEIGHT = 0.3
 """A turn's vector is its own plus this × each neighbour's (0.3 and 0.5 tried on tune)."""
+CACHE_TEXTS = 100_000
+"""Texts whose tokens a loaded model remembers (a long-running server's searches repeat them)."""
 ENDPOINT_TIMEOUT_S = 10.0
 ENDPOINT_BATCH = 256
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
@@ -62,6 +62,7 @@ class StaticModel:
         """Keep ``vectors`` (a numpy array, tokens × dimensions) and ``encode`` (texts → ids)."""
         self.vectors = vectors
         self.encode = encode
+        self._cache: dict[tuple[str, frozenset[str]], list[int]] = {}
 
     @classmethod
     def bundled(cls) -> StaticModel:
@@ -117,21 +118,36 @@ class StaticModel:
 
         skip = frozenset(w.lower() for w in _WORD.findall(" ".join(names)))
         unique = list(dict.fromkeys([*texts, *(t for near in neighbours for t in near)]))
-        ids = self.encode([content_words(t, skip) for t in [query, *unique]])
-        df = Counter(i for row in ids[1:] for i in set(row))
-        n = len(unique)
+        ids = self._ids([query, *unique], skip)
+        # Token weights: ln(1 + n / (1 + df)), df over this search's texts (not the query).
+        size = self.vectors.shape[0]
+        df = np.bincount(
+            np.fromiter((i for row in ids[1:] for i in set(row)), np.int64), minlength=size
+        )
+        idf = np.log1p(len(unique) / (1.0 + df)).astype(np.float32)
+        lengths = np.fromiter((len(row) for row in ids), np.int64, len(ids))
+        flat = np.fromiter((i for row in ids for i in row), np.int64, int(lengths.sum()))
+        rows = np.zeros((len(ids), self.vectors.shape[1]), np.float32)
+        filled = lengths > 0
+        if flat.size:
+            starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))[filled]
+            weighted = self.vectors[flat] * idf[flat][:, None]
+            rows[filled] = np.add.reduceat(weighted, starts, axis=0)
+        rows /= np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
+        by_text = dict(zip(unique, rows[1:], strict=True))
+        return _cosines(rows[0], texts, neighbours, by_text)
 
-        def vector(row: list[int]) -> Any:
-            if not row:
-                return np.zeros(self.vectors.shape[1], np.float32)
-            w = np.array([math.log(1 + n / (1 + df.get(i, 0))) for i in row], np.float32)
-            v = (self.vectors[row] * w[:, None]).sum(0) / w.sum()
-            norm = float(np.linalg.norm(v))
-            return v / norm if norm else v
-
-        q = vector(ids[0])
-        by_text = {t: vector(row) for t, row in zip(unique, ids[1:], strict=True)}
-        return _cosines(q, texts, neighbours, by_text)
+    def _ids(self, texts: list[str], skip: frozenset[str]) -> list[list[int]]:
+        """Return the content tokens of each text, remembered for the next searches."""
+        missing = [t for t in dict.fromkeys(texts) if (t, skip) not in self._cache]
+        if missing:
+            if len(self._cache) + len(missing) > CACHE_TEXTS:
+                self._cache.clear()
+            for text, row in zip(
+                missing, self.encode([content_words(t, skip) for t in missing]), strict=True
+            ):
+                self._cache[(text, skip)] = row
+        return [self._cache[(t, skip)] for t in texts]
 
 
 class EndpointModel:
@@ -195,14 +211,25 @@ class EndpointModel:
 def _cosines(
     query: Any, texts: list[str], neighbours: list[list[str]], by_text: dict[str, Any]
 ) -> list[float]:
+    """Return per text the cosine to ``query`` of its vector + 0.3 × each neighbour's.
+
+    ``by_text`` holds every text's unit vector; 0.3 is :data:`NEIGHBOUR_WEIGHT`.
+    """
     import numpy as np
 
-    out = []
-    for text, near in zip(texts, neighbours, strict=True):
-        v = by_text[text] + NEIGHBOUR_WEIGHT * sum((by_text[t] for t in near), np.zeros_like(query))
-        norm = float(np.linalg.norm(v))
-        out.append(float(v @ query) / norm if norm else 0.0)
-    return out
+    at = {t: i for i, t in enumerate(by_text)}
+    zero = len(at)  # a zero row pads the texts with fewer neighbours
+    matrix = np.vstack([*by_text.values(), np.zeros_like(query)])
+    width = 1 + max((len(near) for near in neighbours), default=0)
+    members = np.full((len(texts), width), zero, np.int64)
+    for row, (text, near) in enumerate(zip(texts, neighbours, strict=True)):
+        members[row, : 1 + len(near)] = [at[text], *(at[t] for t in near)]
+    coef = np.full(width, NEIGHBOUR_WEIGHT, np.float32)
+    coef[0] = 1.0
+    summed = np.einsum("j,ijk->ik", coef, matrix[members])
+    norms = np.linalg.norm(summed, axis=1)
+    dots = summed @ query
+    return [float(d / n) if n > 1e-9 else 0.0 for d, n in zip(dots, norms, strict=True)]
 
 
 def from_settings(name: str, url: str = "", model: str = "") -> StaticModel | EndpointModel:

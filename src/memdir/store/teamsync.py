@@ -616,20 +616,20 @@ def _settle_forks(store: Path, ours_tree: dict[str, str], merge: _Merge, label: 
             path = by_id[record_id]
             data = merged(path)
             record = _parse(data, path) if data is not None else None
-            if record is None:
+            if record is None or data is None:
                 break
             end = (path, record, data)
             record_id = record.superseded_by or ""
         return end
 
     for root, first, second in merge.forks:
-        ends = [live_end(first), live_end(second)]
-        if ends[0] is None or ends[1] is None or ends[0][1].id == ends[1][1].id:
+        one, two = live_end(first), live_end(second)
+        if one is None or two is None or one[1].id == two[1].id:
             continue
-        if ends[0][1].status != "active" or ends[1][1].status != "active":
+        if one[1].status != "active" or two[1].status != "active":
             continue
         (_, win, _), (lose_path, lose, _) = sorted(
-            ends, key=lambda end: (_instant(end[1]), end[1].id), reverse=True
+            (one, two), key=lambda end: (_instant(end[1]), end[1].id), reverse=True
         )
         settled = dataclasses.replace(
             lose,

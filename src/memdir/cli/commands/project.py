@@ -193,7 +193,9 @@ def doctor(directory: Path | None, timeout: float, as_json: bool) -> None:
     Checks memdir's wiring in the host's files (a host may rewrite them and
     drop entries), that the hook command can be found, and asks the host
     itself (`claude mcp get memdir`, Codex's hooks/list trust status and
-    `codex mcp list`, `gemini mcp list`). Never writes a host's trust store.
+    `codex mcp list`, `gemini mcp list`). Never writes a host's trust store,
+    and undoes what a host writes into the project while asked (OpenCode's
+    `$schema` and `.opencode/` package files).
     Exits 1 when a host will not run memdir, saying how to repair it. A host
     it could not ask (its CLI not on PATH) is reported "UNKNOWN: could not
     ask the host": not a pass, but not a definite failure, so it exits 0.

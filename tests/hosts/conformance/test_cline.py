@@ -22,7 +22,8 @@ What Cline CLI 3.0.65 does with hooks (``@cline/core`` 0.0.86), and so what is a
   PreToolUse answer carries it (:mod:`memdir.hooks.deferred`).
 - ``cline --json PROMPT`` fires no UserPromptSubmit for the task's prompt, and a task cannot be
   continued headless (``--id`` with ``--json`` answers "JSON output mode requires a prompt
-  argument or piped stdin"), so per-prompt recall is not proven here.
+  argument or piped stdin"; without ``--json`` it wants a TTY), so per-prompt recall is not
+  proven here.
 - ``cancel: true`` from a PreToolUse hook aborts the whole task, and hook files cannot skip one
   call, so the duplicate-read gate is advisory: its refusal reaches the model as context and the
   read runs.

@@ -151,3 +151,42 @@ async def test_mcp_takes_the_same_dates(store: Path) -> None:
         now = await client.call_tool("memory_recall", {"query": "message queue"})
     assert [r["text"] for r in json.loads(text_of(then))["results"]] == [OLD]
     assert [r["text"] for r in json.loads(text_of(now))["results"]] == [NEW]
+
+
+def test_an_agents_proposal_to_correct_an_owners_record_carries_its_end_date(
+    store: Path,
+) -> None:
+    from memdir.kernel.base.caller import Caller
+    from memdir.service import memory
+
+    owner, agent = Caller("owner", "cli"), Caller("agent", "mcp")
+    old = service.remember(store, OLD, valid_from="2025-06-01", caller=owner).record
+    asked = service.correct(
+        store, old.id, NEW, reason="migrated", valid_until="2026-03-01", caller=agent
+    )
+    assert asked.proposal is not None and asked.proposal.valid_until == "2026-03-01"
+    pending = memory.proposals_pending(store)
+    assert [p["valid_until"] for p in pending] == ["2026-03-01"]
+    # nothing changed until the owner decides: the old value is still what is true now
+    assert _ids(store, "message queue production") == [old.id]
+    memory.proposal_accept(store, asked.proposal.id, caller=owner)
+    new = next(h.doc for h in service.recall(store, "message queue production").hits)
+    assert new["text"] == NEW and new["valid_from"] == "2026-03-01"
+    assert _ids(store, "message queue production") == [new["id"]]  # now: only the new value
+    assert _ids(store, "message queue production", as_of="2026-02-15") == [old.id]
+    assert service.get(store, old.id).valid_until == "2026-03-01"
+
+
+def test_an_agents_proposal_with_a_backwards_end_date_is_refused_like_the_owners(
+    store: Path,
+) -> None:
+    from memdir.kernel.base.caller import Caller
+    from memdir.kernel.base.errors import UsageError
+    from memdir.service import memory
+
+    old = service.remember(store, OLD, valid_from="2025-06-01", caller=Caller("owner", "cli"))
+    with pytest.raises(UsageError, match="not after"):
+        service.correct(
+            store, old.record.id, NEW, valid_until="2025-01-01", caller=Caller("agent", "mcp")
+        )
+    assert memory.proposals_pending(store) == []

@@ -19,6 +19,7 @@ TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from memdir.kernel.base.validity import Served
     from memdir.kernel.index import Index
     from memdir.kernel.storage.lifecycle import Handle
     from memdir.kernel.storage.manifest import Manifest
@@ -94,6 +95,7 @@ class Context:
         self._kept = kept
         self._index: Index | None = None
         self._user_index: Index | None = None
+        self._user_store: Path | None = None
         self._user_looked = False
         self._manifest: Manifest | None = None
         self.cold = False  # set when the index is opened: see :attr:`index`
@@ -161,6 +163,7 @@ class Context:
                         self._user_index = Index(
                             user, busy_timeout_seconds=self.remaining(), read_only=True
                         )
+                        self._user_store = user
             except (MemdirError, OSError, ValueError):
                 self._user_index = None
             except Exception as exc:  # sqlite3 errors: the hook path does not import sqlite3
@@ -168,6 +171,29 @@ class Context:
                     raise
                 self._user_index = None
         return self._user_index
+
+    @property
+    def served(self) -> Served:
+        """The store's read filter: its scope and project identity, its tombstoned values.
+
+        Every digest and injection query puts it in its ``WHERE`` (issue 10, marks 3 and 4;
+        :func:`memdir.kernel.storage.identity.read_filter`).
+        """
+        from memdir.kernel.storage import identity
+
+        return identity.read_filter(self.store, self.settings)
+
+    @property
+    def user_served(self) -> Served | None:
+        """The user store's read filter (``None`` when :attr:`user_index` is ``None``)."""
+        index = self.user_index
+        if index is None or self._user_store is None:
+            return None
+        from memdir.kernel.base.validity import Served
+        from memdir.kernel.storage import audit
+
+        withheld = frozenset(audit.tombstones(self._user_store))
+        return Served(scope="user", withheld=withheld)
 
     def handle(self) -> Handle:
         """Return a lifecycle handle (canonical files only: hooks never parse hand edits).
@@ -202,4 +228,4 @@ class Context:
             self._index = None
         if self._user_index is not None:
             self._user_index.close()
-        self._user_index, self._user_looked = None, False
+        self._user_index, self._user_store, self._user_looked = None, None, False

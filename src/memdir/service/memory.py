@@ -311,19 +311,15 @@ def import_transcripts(store: Path, paths: list[Path], source: str) -> transcrip
 
 
 def export_records(store: Path, statuses: list[str]) -> list[str]:
-    """Return every record of this store's scope (of ``statuses``, or all) as JSON lines.
+    """Return every record of this store's scope and project (of ``statuses``; all) as JSON lines.
 
-    A record of another scope (a user-store file copied into a project store, say) is not
-    this store's to export (issue 10, mark 4); ``memdir health`` is where it shows.
+    A record of another scope or project (a file copied in from another store, say) is not
+    this store's to export (issue 10, mark 4; :func:`memdir.store.bulk.export_lines`).
     """
-    import json
-
     from memdir.store import bulk
 
     with opened(store) as handle:
-        scope = handle.manifest.scope
-        lines = list(bulk.export_lines(handle, statuses))
-    return [line for line in lines if json.loads(line).get("scope", "project") == scope]
+        return list(bulk.export_lines(handle, statuses))
 
 
 def import_records(store: Path, path: Path, *, caller: Caller | None = None) -> Any:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from memdir.kernel.base import appendlog
+from memdir.kernel.base import appendlog, validity
 from memdir.kernel.base.atomic import write_atomic
 from memdir.kernel.base.errors import GitError, MemdirError, RecordParseError, SecretError
 from memdir.kernel.base.model import FIELD_ORDER, Record, relative_path
@@ -86,8 +86,14 @@ def export_lines(handle: Handle, statuses: Iterable[str] = ()) -> Iterator[str]:
     """Yield every record (of ``statuses``, or all) as one JSON line, oldest first.
 
     Secrets typed into a record by hand are masked (:func:`memdir.kernel.lang.redact.redact`).
+    Only records of this store's scope and project (:func:`memdir.kernel.base.validity.
+    in_scope`): a record of another scope or project (a file copied in from another store)
+    is not this store's to export (issue 10, mark 4); ``memdir health`` is where it shows.
     """
+    scope, project = handle.manifest.scope, handle.manifest.project
     for doc in handle.index.list_docs(statuses=list(statuses), newest_first=False):
+        if not validity.in_scope(doc, scope, project if scope == "project" else None):
+            continue
         record = _masked(doc_record(doc))
         out = record.to_json()
         if record.extra:
@@ -286,6 +292,16 @@ def audit_import(
 
 
 def _write(handle: Handle, records: list[Any]) -> None:
+    """Write imported records (and index them); each becomes this store's own.
+
+    An import is the owner bringing records in on purpose, so a project-scoped record takes
+    this store's project identity, whatever another store's export said
+    (:mod:`memdir.kernel.storage.identity`); a store without one yet leaves it unset.
+    """
+    mine = handle.manifest.project
+    records = [
+        dataclasses.replace(r, project=mine or None) if r.scope == "project" else r for r in records
+    ]
     for record in records:
         write_atomic(
             handle.store / relative_path(record), dump(record).encode("utf-8"), durable=False

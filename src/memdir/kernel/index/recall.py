@@ -59,6 +59,7 @@ TYPE_CHECKING = False  # the hook path never imports typing or dataclasses (star
 if TYPE_CHECKING:
     from typing import Any
 
+    from memdir.kernel.base.validity import Served
     from memdir.kernel.index.interface import IndexBackend, RecordRow, TurnRow
 
 COLUMN_WEIGHTS = (4.0, 3.0, 2.0, 1.0)
@@ -307,6 +308,7 @@ def recall(
     decay: bool = False,
     min_score: float = 0.0,
     explain: bool = False,
+    served: Served | None = None,
 ) -> Recalled:
     """Return the records of ``index`` most relevant to ``query``, best first.
 
@@ -319,6 +321,9 @@ def recall(
         decay: Apply the forgetting curve.
         min_score: Leave out hits scoring below this.
         explain: Kept for symmetry with the CLI; hits always carry their factors.
+        served: The read filter (:class:`memdir.kernel.base.validity.Served`: status, scope
+            and project, valid time, tombstoned values), applied in the index query in place
+            of ``statuses``; every serving surface passes its store's.
 
     Returns:
         A :class:`Recalled`; ``took_ms`` is wall time in milliseconds.
@@ -334,6 +339,7 @@ def recall(
         list(kinds),
         list(statuses),
         max(POOL_FACTOR * limit, POOL_MIN),
+        served=served,
     )
     hits = score_records(
         rows,

@@ -670,7 +670,7 @@ def diagnose(
             {
                 "host": spec.name,
                 "title": spec.title,
-                "scope": scope,
+                "scope": spec.scope_name(shared),
                 "ok": False if False in oks else (None if None in oks else True),
                 "checks": checks,
             }

@@ -256,8 +256,9 @@ def _host_env(host: str) -> dict[str, str]:
 
 
 KILO_ENV = "MEMDIR_CONFORMANCE_KILO"
-"""Set to 1 to run Kilo's session too: its 10-step run took 2 to 4 minutes on the shared
-2-core machine (OpenCode's: 40 to 90 s), too long for every CI run."""
+"""Set to 1 to run Kilo's session too (``.ci/run`` sets it): its 10-step run took 105 to 176 s
+on the shared 2-core machine at load 1 to 5, 2 to 4 minutes under load 16 (OpenCode's: 40 to
+90 s), so a local fast loop may leave it out."""
 TURN_SECONDS = {"opencode": 150.0, "kilo": 360.0}
 
 

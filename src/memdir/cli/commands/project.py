@@ -23,7 +23,7 @@ def _has_personal_files(host: str) -> bool:
 
 def _scope_label(host: str, scope: str) -> str:
     """Name the files an install wrote: personal ones, or the project's when the host has none."""
-    if scope == "personal" and not _has_personal_files(host):
+    if scope in ("personal", "project") and not _has_personal_files(host):
         title = HOSTS[host].title
         return f"project files: {title} has no personal project scope"
     return f"{scope} files"

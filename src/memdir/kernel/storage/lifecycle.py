@@ -575,16 +575,27 @@ def restated(handle: Handle, text: str, kind: str) -> tuple[str, str] | None:
     for _, doc in found:
         if doc["kind"] != kind:
             continue
-        current, seen = doc, {doc["id"]}
-        while current.get("superseded_by") and current["superseded_by"] not in seen:
-            seen.add(current["superseded_by"])
-            nxt = handle.index.get_doc(current["superseded_by"])
-            if nxt is None:
-                break
-            current = nxt
+        current = live_successor(handle, doc)
         if current["status"] in ("active", "candidate"):
             return doc["id"], current["id"]
     return None
+
+
+def live_successor(handle: Handle, doc: dict[str, Any]) -> dict[str, Any]:
+    """Follow ``doc``'s ``superseded_by`` chain in the index to its end.
+
+    Returns:
+        The last indexed document of the chain (``doc`` itself when it has no successor); a
+        cycle or a successor missing from the index ends the walk where it is.
+    """
+    current, seen = doc, {doc["id"]}
+    while current.get("superseded_by") and current["superseded_by"] not in seen:
+        seen.add(current["superseded_by"])
+        nxt = handle.index.get_doc(current["superseded_by"])
+        if nxt is None:
+            break
+        current = nxt
+    return current
 
 
 def _correct_locked(
@@ -599,7 +610,13 @@ def _correct_locked(
     origin, channel = caller.origin, caller.channel
     old, rel = load(handle, record_id)
     if old.status not in ("active", "candidate"):
-        hint = f"; correct {old.superseded_by} instead" if old.superseded_by else ""
+        hint = ""
+        if old.superseded_by:  # name the live end of the chain, not the next superseded link
+            live = live_successor(handle, {"id": old.id, "superseded_by": old.superseded_by})
+            if live.get("status") in ("active", "candidate"):
+                hint = f"; correct {live['id']} instead"
+            else:
+                hint = f"; it was superseded by {old.superseded_by}"
         raise TransitionError(f"cannot correct {old.id}: it is {old.status}{hint}")
     if normalized_text(text) == normalized_text(old.text):
         raise UsageError(f"the new text is the same as {old.id}'s")

@@ -250,7 +250,10 @@ async def test_mcp_recall_list_index_and_get(fixture_store: Path) -> None:
 NOT_EXPORTED = ("purged", "other-scope", "other-project")
 """What no export carries; an export of every status is the owner's copy of the store, so it
 keeps superseded, rejected, expired and (being the owner's file) hand-restored records."""
-NOT_ACTIVE = ("superseded", "rejected", "forgotten", "candidate", *NOT_EXPORTED)
+NOT_ACTIVE = ("superseded", "rejected", "forgotten", "candidate", "tombstoned", *NOT_EXPORTED)
+"""What an export of ``active`` records (what memdir believes) never carries: a tombstoned
+value restored by hand is withheld there as on every other read; an expired one is kept
+(an export holds every time)."""
 
 
 def test_export_never_carries_purged_or_other_scope_text(fixture_store: Path) -> None:

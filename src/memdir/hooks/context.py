@@ -12,8 +12,9 @@ import time
 from pathlib import Path
 
 from memdir.kernel.base.errors import MemdirError
+from memdir.kernel.base.layout import StoreLayout, layout
 from memdir.kernel.storage import manifest
-from memdir.kernel.storage.paths import project_relative, state_dir
+from memdir.kernel.storage.paths import project_relative
 
 TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from memdir.kernel.storage.manifest import Manifest
 
 MIN_WAIT_SECONDS = 0.05
-REINDEX_MARKER = "reindex-spawned"
+REINDEX_MARKER = StoreLayout.REINDEX_MARKER
 REINDEX_RESPAWN_SECONDS = 120.0
 """A cold index gets at most one background ``memdir reindex`` per this many seconds."""
 
@@ -59,7 +60,7 @@ def _rebuild_in_background(store: Path) -> None:
     import subprocess
     import sys
 
-    marker = state_dir(store) / REINDEX_MARKER
+    marker = layout(store).in_state(REINDEX_MARKER)
     try:
         if time.time() - marker.stat().st_mtime < REINDEX_RESPAWN_SECONDS:
             return

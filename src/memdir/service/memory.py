@@ -9,6 +9,7 @@ from typing import Any
 
 from memdir.kernel.base.caller import Caller
 from memdir.kernel.base.errors import AuthorityError, UsageError
+from memdir.kernel.base.layout import StoreLayout, layout
 from memdir.kernel.storage import authority, journal, lifecycle, manifest
 from memdir.kernel.storage.authority import Proposal
 from memdir.kernel.storage.lifecycle import Handle, Written
@@ -265,8 +266,9 @@ def maintain(store: Path, *, due_only: bool = False) -> dict[str, Any]:
 
     def hygiene(s: Path) -> dict[str, Any]:
         found = dream(s)
-        write_text_atomic(s / "state" / "dream.json", json.dumps(found, indent=1, default=str))
-        return {"findings": len(found["findings"]), "report": "state/dream.json"}
+        report = layout(s).in_state(StoreLayout.DREAM)
+        write_text_atomic(report, json.dumps(found, indent=1, default=str))
+        return {"findings": len(found["findings"]), "report": report.relative_to(s).as_posix()}
 
     tasks = {"observe": observe, "logs": logs, "scan": scan, "hygiene": hygiene}
     return maintain_mod.run(store, due_only=due_only, tasks=tasks)

@@ -23,14 +23,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from memdir.kernel.base import appendlog, validity
+from memdir.kernel.base import appendlog
 from memdir.kernel.base.atomic import write_atomic
 from memdir.kernel.base.errors import GitError, MemdirError, RecordParseError, SecretError
 from memdir.kernel.base.model import FIELD_ORDER, Record, relative_path
 from memdir.kernel.index import FileStat, doc_record
 from memdir.kernel.lang.redact import check_text, redact
 from memdir.kernel.lang.text import needle_tags
-from memdir.kernel.storage import audit, gitio, lifecycle, txn
+from memdir.kernel.storage import audit, gitio, identity, lifecycle, txn
 from memdir.kernel.storage.frontmatter import extra_problem
 from memdir.kernel.storage.lifecycle import Handle
 from memdir.kernel.storage.lock import store_lock
@@ -86,14 +86,14 @@ def export_lines(handle: Handle, statuses: Iterable[str] = ()) -> Iterator[str]:
     """Yield every record (of ``statuses``, or all) as one JSON line, oldest first.
 
     Secrets typed into a record by hand are masked (:func:`memdir.kernel.lang.redact.redact`).
-    Only records of this store's scope and project (:func:`memdir.kernel.base.validity.
-    in_scope`): a record of another scope or project (a file copied in from another store)
-    is not this store's to export (issue 10, mark 4); ``memdir health`` is where it shows.
+    Only records of this store's scope and project, decided in the index query
+    (:func:`memdir.kernel.storage.identity.export_filter`): a record of another scope or
+    project (a file copied in from another store) is not this store's to export (issue 10,
+    mark 4); ``memdir health`` is where it shows. With ``statuses``, a tombstoned value that
+    came back by hand is withheld too.
     """
-    scope, project = handle.manifest.scope, handle.manifest.project
-    for doc in handle.index.list_docs(statuses=list(statuses), newest_first=False):
-        if not validity.in_scope(doc, scope, project if scope == "project" else None):
-            continue
+    wanted = identity.export_filter(handle.store, handle.manifest, statuses)
+    for doc in handle.index.list_docs(newest_first=False, served=wanted):
         record = _masked(doc_record(doc))
         out = record.to_json()
         if record.extra:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from memdir.kernel.base.atomic import TEMP_SUFFIX
 from memdir.kernel.base.errors import GitError, MemdirError
+from memdir.kernel.base.layout import layout
 from memdir.kernel.storage import gitio, manifest, txn
 from memdir.kernel.storage.lifecycle import Handle
 from memdir.kernel.storage.lock import inspect_lock, store_lock
@@ -385,7 +386,7 @@ def _sync_findings(store: Path, report: Report) -> None:
                     "then `memdir sync`",
                 )
             )
-    if (store / STATE_DIRNAME / teamsync.PENDING).exists():
+    if (layout(store).state_path(teamsync.PENDING)).exists():
         report.findings.append(
             Finding(
                 "warning",
@@ -403,7 +404,7 @@ def _state_findings(store: Path, report: Report) -> None:
         report.findings.append(
             Finding("info", "lock_held", f"the store lock is held by {lock.holder}")
         )
-    log = store / STATE_DIRNAME / HOOK_ERROR_LOG
+    log = layout(store).state_path(HOOK_ERROR_LOG)
     if log.exists() and log.stat().st_size:
         text = log.read_text(encoding="utf-8", errors="replace")
         entries = [e.partition("\n")[2] for e in ("\n" + text).split("\n--- ")[1:]]
@@ -431,7 +432,7 @@ def _state_findings(store: Path, report: Report) -> None:
                 )
             )
     _sync_findings(store, report)
-    refused = store / STATE_DIRNAME / txn.REFUSED_INTENT_NAME
+    refused = layout(store).state_path(txn.REFUSED_INTENT_NAME)
     if refused.exists():
         report.findings.append(
             Finding(
@@ -595,7 +596,7 @@ def _check_read_only(store: Path, index: IndexBackend, settings: Any, report: Re
             "examined without repairs, and reads answer from the index as it is",
         )
     )
-    if (store / STATE_DIRNAME / txn.INTENT_NAME).exists():
+    if (layout(store).state_path(txn.INTENT_NAME)).exists():
         report.findings.append(
             Finding(
                 "error",

@@ -153,7 +153,7 @@ class Served:
     :func:`served` applies it to a record document in Python; the index backends turn the same
     fields into their query's ``WHERE`` (:meth:`memdir.kernel.index.sqlite.Index.list_docs`,
     ``record_pool``), from the columns :func:`bounds` and :func:`scope_columns` fill, so a pool
-    is never thinned by what the filter leaves out. ``tests/trust/test_served_sql.py`` proves
+    is never thinned by what the filter leaves out. ``tests/index/test_served_filter.py`` proves
     the two agree on every case. A plain class: the hook path is light.
 
     Attributes:
@@ -169,9 +169,11 @@ class Served:
         withheld: Tombstoned value keys (:func:`memdir.kernel.base.valuekey.value_key`): a
             record holding one of these values (arrived by a hand edit, or a merge memdir did
             not check) is not served until the owner lifts the tombstone.
+        timed: Whether valid time applies (``at``, ``past``); ``False`` for an export, which
+            holds a store's records of every time (it still keeps to scope and project).
     """
 
-    __slots__ = ("at", "past", "project", "scope", "statuses", "withheld")
+    __slots__ = ("at", "past", "project", "scope", "statuses", "timed", "withheld")
 
     def __init__(
         self,
@@ -182,6 +184,7 @@ class Served:
         past: bool = False,
         statuses: tuple[str, ...] = ("active",),
         withheld: frozenset[str] = frozenset(),
+        timed: bool = True,
     ) -> None:
         self.scope = scope
         self.project = project
@@ -189,6 +192,7 @@ class Served:
         self.past = past
         self.statuses = tuple(statuses)
         self.withheld = frozenset(withheld)
+        self.timed = timed
 
     def but(self, **changes: Any) -> Served:
         """Return a copy with some fields changed (``at=``, ``past=``, ``statuses=``…)."""
@@ -206,12 +210,14 @@ class Served:
             past=self.past,
             statuses=self.statuses,
             withheld=self.withheld,
+            timed=self.timed,
         )
 
     def __repr__(self) -> str:
         return (
             f"Served(scope={self.scope!r}, project={self.project!r}, at={self.at!r}, "
-            f"past={self.past!r}, statuses={self.statuses!r}, withheld={len(self.withheld)} keys)"
+            f"past={self.past!r}, statuses={self.statuses!r}, withheld={len(self.withheld)} keys, "
+            f"timed={self.timed!r})"
         )
 
 
@@ -248,6 +254,7 @@ def served(
     past: bool = False,
     statuses: tuple[str, ...] = ("active",),
     withheld: frozenset[str] | set[str] = frozenset(),
+    timed: bool = True,
 ) -> bool:
     """The one read filter: whether a record document may be served for the instant ``at``.
 
@@ -268,6 +275,7 @@ def served(
             record superseded because it was wrong never is.
         statuses: The statuses asked for (``active``; with ``candidate`` when asked).
         withheld: Tombstoned value keys; a record whose text has one of them is not served.
+        timed: Whether valid time applies; ``False`` (an export): any time.
 
     Returns:
         True when its status, scope, project, value and valid time all allow it.
@@ -281,4 +289,4 @@ def served(
 
         if value_key(str(doc.get("text") or "")) in withheld:
             return False
-    return holds(doc, at)
+    return not timed or holds(doc, at)

@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from memdir.kernel.base import validity
+from memdir.kernel.base.layout import StoreLayout, layout
 from memdir.kernel.index.recall import Hit, recall
 from memdir.kernel.lang import fence, pathscope
 from memdir.kernel.lang.text import STOP_WORDS, estimate_tokens, similarity
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
 ORIGIN_ORDER = {"owner": 0, "import": 1, "agent": 2, "observer": 3}
 PINNED_TAG = "pinned"
 RULE_KINDS = ("rule", "preference")
-MIRROR_FLAG = "mirror-claude.json"
+MIRROR_FLAG = StoreLayout.MIRROR_FLAG
 """``state/`` file naming the ids the Claude Code auto-memory mirror carries (store.mirror)."""
 
 
@@ -187,7 +188,7 @@ def mirrored_ids(store: Path) -> frozenset[str]:
     import json
 
     try:
-        with open(store / "state" / MIRROR_FLAG, encoding="utf-8") as fh:
+        with open(layout(store).state_path(MIRROR_FLAG), encoding="utf-8") as fh:
             flag = json.load(fh)
     except (OSError, ValueError):
         return frozenset()
@@ -198,7 +199,7 @@ def mirrored_ids(store: Path) -> frozenset[str]:
 MAX_SKIPPED = 200
 """Most extra candidates per-prompt recall ranks to make up for records it must skip."""
 
-DEMOTED = "state/demoted.json"
+DEMOTED = StoreLayout.DEMOTED  # in state/
 """Ids ``[policy] max_active`` keeps out of injection (written by ``memdir.store.capacity``)."""
 
 
@@ -207,7 +208,7 @@ def demoted_ids(store: Path) -> frozenset[str]:
     import json
 
     try:
-        with open(store / DEMOTED, encoding="utf-8") as fh:
+        with open(layout(store).state_path(DEMOTED), encoding="utf-8") as fh:
             body = json.load(fh)
     except (OSError, ValueError):
         return frozenset()

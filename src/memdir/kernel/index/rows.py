@@ -137,7 +137,8 @@ def served_where(
     The same decision as :func:`memdir.kernel.base.validity.served`, on the columns
     :func:`served_columns` fills: the status (or retired by time, when asking about the past),
     the scope, the project (a record naming none belongs to the store), the valid time
-    (``valid_start <= at < valid_end``, open ends pass) and no tombstoned value.
+    (``valid_start <= at < valid_end``, open ends pass; unless ``served.timed`` is false) and
+    no tombstoned value.
 
     Args:
         served: The filter.
@@ -163,10 +164,11 @@ def served_where(
     if served.project is not None:
         where += f" AND ({t}project IS NULL OR {t}project = {mark})"
         params.append(served.project)
-    at = bound_text(served.at or utc_now())
-    where += f" AND ({t}valid_start IS NULL OR {t}valid_start <= {mark})"
-    where += f" AND ({t}valid_end IS NULL OR {mark} < {t}valid_end)"
-    params += [at, at]
+    if served.timed:
+        at = bound_text(served.at or utc_now())
+        where += f" AND ({t}valid_start IS NULL OR {t}valid_start <= {mark})"
+        where += f" AND ({t}valid_end IS NULL OR {mark} < {t}valid_end)"
+        params += [at, at]
     if served.withheld:
         template = keys_in or "{col} NOT IN (SELECT value FROM json_each({mark}))"
         where += " AND " + template.format(col=f"{t}value_key", mark=mark)

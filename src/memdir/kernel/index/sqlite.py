@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from memdir.kernel.base.errors import IndexFormatError, MemdirError, StorageError
+from memdir.kernel.base.layout import StoreLayout, layout
 from memdir.kernel.index.rows import (
     SERVED_COLUMNS,
     FileStat,
@@ -463,7 +464,7 @@ class Index:
         Raises:
             StorageError: the copy cannot be made (disk full, read-only); the index is unchanged.
         """
-        folder = self.store / "state" / "backups"
+        folder = layout(self.store).state_path(StoreLayout.BACKUPS)
         target = folder / f"index-v{version}.sqlite"
         if target.exists() or self.path.stat().st_size > BACKUP_MAX_BYTES:
             return  # kept by an earlier, interrupted migration; or too big to be worth a copy

@@ -42,6 +42,7 @@ from memdir.kernel.storage.paths import MANIFEST_NAME, STORE_DIRNAME
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from datetime import datetime
 
     from memdir.kernel.base.model import Record
@@ -151,4 +152,30 @@ def read_filter(
         past=past,
         statuses=statuses,
         withheld=frozenset(audit.tombstones(store)),
+    )
+
+
+def export_filter(store: Path, settings: Manifest, statuses: Iterable[str] = ()) -> Served:
+    """Return the read filter an export of ``store`` queries with (JSON Lines and AMP alike).
+
+    An export keeps to the store's scope and project (a file copied in from another store is
+    not this store's to export) and holds every time (``timed=False``: an expired belief is
+    history, not hidden). With ``statuses`` (``--status active``: what memdir believes) a
+    tombstoned value that came back by hand is withheld, as every other read withholds it;
+    without (every status: the owner's copy of the store) nothing is.
+
+    Args:
+        store: The store folder (its tombstone ledger is read when ``statuses`` is given).
+        settings: Its manifest (scope and identity).
+        statuses: The statuses to export; empty: all of them.
+    """
+    from memdir.kernel.base.model import STATUSES
+
+    wanted = tuple(statuses)
+    return Served(
+        scope=settings.scope,
+        project=settings.project if settings.scope == "project" else None,
+        statuses=wanted or STATUSES,
+        withheld=frozenset(audit.tombstones(store)) if wanted else frozenset(),
+        timed=False,
     )

@@ -38,7 +38,7 @@ from memdir.kernel.base.errors import GitError, GitStateError, RejectedBeliefErr
 from memdir.kernel.base.model import Record
 from memdir.kernel.index import FileStat, OperationalError
 from memdir.kernel.storage import audit, gitio, identity, manifest
-from memdir.kernel.storage.paths import MANIFEST_NAME, StoreLayout, layout, state_dir
+from memdir.kernel.storage.paths import MANIFEST_NAME, StoreLayout, layout
 from memdir.kernel.storage.recordfile import dump, read_canonical
 
 TYPE_CHECKING = False
@@ -88,7 +88,7 @@ class Change:
 
 
 def _intent_path(store: Path) -> Path:
-    return state_dir(store) / INTENT_NAME
+    return layout(store).in_state(INTENT_NAME)
 
 
 def apply(

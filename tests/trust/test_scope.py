@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -272,3 +273,39 @@ def test_a_store_from_before_identities_keeps_serving_and_adopts_one_on_its_firs
     assert (store / "memdir.toml").read_text().replace(manifest.project_line(ident), "") == "".join(
         line for line in text.splitlines(keepends=True) if not line.startswith("project =")
     )
+
+
+def _codes(store: Path) -> dict[str, list[dict[str, object]]]:
+    found: dict[str, list[dict[str, object]]] = {}
+    report = json.loads(run_cli("health", "--json", "--store", str(store)).stdout)
+    for finding in report["findings"]:
+        found.setdefault(str(finding["code"]), []).append(finding)
+    return found
+
+
+def test_health_names_a_record_copied_in_from_another_project_and_not_its_own(
+    two: tuple[Path, Path],
+) -> None:
+    a, b = two
+    record = service.recall(a, "billing webhooks HMAC").hits[0].doc
+    source = next((a / "records").rglob(f"{record['id']}.md"))
+    (b / "records" / "decision").mkdir(parents=True, exist_ok=True)
+    (b / "records" / "decision" / source.name).write_text(source.read_text())
+    own = service.remember(b, "Project B signs its webhooks with Ed25519.", kind="decision")
+    named = _codes(b).get("record_of_another_store", [])
+    assert [f["path"] for f in named] == [f"records/decision/{source.name}"]
+    assert own.record.id not in json.dumps(named)  # B's own record is not named
+    assert "record_of_another_store" not in _codes(a)  # in A, the same file is A's own
+
+
+def test_health_notes_a_store_copied_wholesale_from_another_project(
+    two: tuple[Path, Path], tmp_path: Path
+) -> None:
+    a, _ = two
+    c = tmp_path / "c"
+    _project(c)
+    shutil.rmtree(c / ".memdir")
+    shutil.copytree(a, c / ".memdir")
+    noted = _codes(c / ".memdir").get("project_identity_foreign", [])
+    assert len(noted) == 1 and noted[0]["level"] == "info"
+    assert "project_identity_foreign" not in _codes(a)  # A's store is A's

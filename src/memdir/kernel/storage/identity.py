@@ -56,15 +56,15 @@ def project_root(store: Path) -> Path | None:
     return store.parent if store.name == STORE_DIRNAME else None
 
 
-def derive(project: Path | None) -> str:
-    """Return a new identity for the project at ``project`` (see the module docstring).
+def from_roots(project: Path | None) -> str | None:
+    """Return the identity the project's git root commits give, or ``None`` when it has none.
 
     Args:
         project: The project root, or ``None`` (a store outside any project).
 
     Returns:
-        ``prj-`` and 16 hex digits: from the project's git root commits when it has any, else
-        random.
+        ``prj-`` and the first 16 hex digits of the SHA-256 of the root commits' ids (sorted,
+        one per line); ``None`` outside git or before the first commit.
     """
     roots: list[str] = []
     if project is not None and project.is_dir():
@@ -77,8 +77,21 @@ def derive(project: Path | None) -> str:
         if done is not None and done.returncode == 0:
             roots = sorted(done.stdout.decode("ascii", "replace").split())
     if not roots:
-        return "prj-" + secrets.token_hex(8)
+        return None
     return "prj-" + hashlib.sha256("\n".join(roots).encode("ascii")).hexdigest()[:16]
+
+
+def derive(project: Path | None) -> str:
+    """Return a new identity for the project at ``project`` (see the module docstring).
+
+    Args:
+        project: The project root, or ``None`` (a store outside any project).
+
+    Returns:
+        ``prj-`` and 16 hex digits: from the project's git root commits when it has any
+        (:func:`from_roots`), else random.
+    """
+    return from_roots(project) or "prj-" + secrets.token_hex(8)
 
 
 def with_project(text: str, project: str) -> str:

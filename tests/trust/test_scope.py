@@ -309,3 +309,20 @@ def test_health_notes_a_store_copied_wholesale_from_another_project(
     noted = _codes(c / ".memdir").get("project_identity_foreign", [])
     assert len(noted) == 1 and noted[0]["level"] == "info"
     assert "project_identity_foreign" not in _codes(a)  # A's store is A's
+
+
+def test_the_link_graph_in_b_shows_no_text_of_a_record_copied_from_a(
+    two: tuple[Path, Path],
+) -> None:
+    a, b = two
+    theirs = service.recall(a, "billing webhooks HMAC").hits[0].doc
+    source = next((a / "records").rglob(f"{theirs['id']}.md"))
+    (b / "records" / "decision").mkdir(parents=True, exist_ok=True)
+    (b / "records" / "decision" / source.name).write_text(source.read_text())
+    own = service.remember(
+        b, "Project B signs its webhooks with Ed25519.", kind="decision", links=(theirs["id"],)
+    ).record
+    nodes = {n["id"]: n for n in service.graph(b, own.id).nodes}
+    assert nodes[own.id]["text"] == own.text  # B's own record shows its text
+    assert theirs["id"] in nodes and "text" not in nodes[theirs["id"]]
+    assert service.graph(a, theirs["id"]).nodes[0]["text"] == SECRET_OF_A  # in A it is A's

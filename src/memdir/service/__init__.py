@@ -719,9 +719,14 @@ def rollback(
 
 
 def graph(store: Path, record_id: str, depth: int = 1) -> graph_mod.Graph:
-    """Return the link graph around a record."""
+    """Return the link graph around a record; text only for what this store serves.
+
+    A linked record of another store (scope or project) or holding a tombstoned value is shown
+    by id and status alone (:func:`memdir.store.graph.node`).
+    """
     with opened(store) as handle:
-        return graph_mod.graph(handle.index, record_id, depth)
+        served = identity.read_filter(store, handle.manifest)
+        return graph_mod.graph(handle.index, record_id, depth, served)
 
 
 def build_index(store: Path, backend: str) -> dict[str, Any]:

@@ -38,12 +38,15 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 from memdir.kernel.base import appendlog
 from memdir.kernel.base.clock import now_iso
 from memdir.kernel.base.valuekey import fold as fold  # the index keys on it too
 from memdir.kernel.base.valuekey import value_key as value_key
+
+TYPE_CHECKING = False  # the hooks' reads load this module (tombstones): never typing
+if TYPE_CHECKING:
+    from typing import Any
 
 AUDIT_DIR = "audit"
 TOMBSTONES = "audit/tombstones.jsonl"

@@ -24,19 +24,18 @@ sits in; memdir adds the store's identity the next time it writes that record.
 tombstone ledger withholds (a tombstoned value that arrived by a hand edit is not served until
 the owner lifts the tombstone).
 
-Imports: standard library only.
+Imports: standard library only; git (``gitio``) only when an identity is derived, so the
+hooks' reads (:func:`read_filter`) never load it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-import secrets
 from pathlib import Path
 
-from memdir.kernel.base.errors import GitError
 from memdir.kernel.base.validity import Served
-from memdir.kernel.storage import audit, gitio
+from memdir.kernel.storage import audit
 from memdir.kernel.storage.manifest import Manifest, project_line
 from memdir.kernel.storage.paths import MANIFEST_NAME, STORE_DIRNAME
 
@@ -66,6 +65,9 @@ def from_roots(project: Path | None) -> str | None:
         ``prj-`` and the first 16 hex digits of the SHA-256 of the root commits' ids (sorted,
         one per line); ``None`` outside git or before the first commit.
     """
+    from memdir.kernel.base.errors import GitError
+    from memdir.kernel.storage import gitio  # only writers and health: the hooks' reads never
+
     roots: list[str] = []
     if project is not None and project.is_dir():
         try:
@@ -91,6 +93,8 @@ def derive(project: Path | None) -> str:
         ``prj-`` and 16 hex digits: from the project's git root commits when it has any
         (:func:`from_roots`), else random.
     """
+    import secrets
+
     return from_roots(project) or "prj-" + secrets.token_hex(8)
 
 

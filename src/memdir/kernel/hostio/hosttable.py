@@ -668,13 +668,16 @@ _PLUGIN_HOSTS: dict[str, dict[str, Any]] = {
         "installable": True,
         "binary": "openclaw",
         "events": {
-            "SessionStart": "before_prompt_build (first turn of a session)",
+            "SessionStart": "before_prompt_build (first turn of a session, or after a compaction)",
             "UserPromptSubmit": "before_prompt_build",
+            "PreToolUse": "before_tool_call",
             "PostToolUse": "after_tool_call",
             "PostToolUseFailure": "after_tool_call (error)",
+            "PreCompact": "before_compaction",
             "Stop": "agent_end",
             "SessionEnd": "session_end",
         },
+        "tools": {"Read": ("read",), "Write": ("write",), "Edit": ("edit",), "Bash": ("exec",)},
         "mcp_tool": "{server}__{tool}",
         "payload": dict(_COMMON_PAYLOAD),
         "output": "claude",
@@ -705,10 +708,10 @@ _PLUGIN_HOSTS: dict[str, dict[str, Any]] = {
                 '\'{"command":"memdir","args":["serve"]}\'` (optional).',
             ),
         },
-        "loses": "the read gate and shell governor (no PreToolUse wired), batch reminders "
-        "(no PostToolBatch) and compaction checkpoints (PreCompact/PostCompact not wired); "
-        "the digest and recall arrive every turn as prependContext; the MCP server is added "
-        "by hand (`openclaw mcp set`)",
+        "loses": "the shell governor's notes and output summaries (before_tool_call can only "
+        "block or rewrite, after_tool_call cannot change the output), batch reminders (no "
+        "PostToolBatch); the digest and recall arrive every turn as prependContext; the MCP "
+        "server is added by hand (`openclaw mcp set`)",
         "notes": "Talewell's host: a plugin in .openclaw/extensions/memdir/ (before_prompt_build "
         "→ the digest and recall before every turn); needs the workspace and "
         "allowConversationAccess set in ~/.openclaw/openclaw.json; openclaw 2026.9.6 runs on "

@@ -157,12 +157,12 @@ def _arguments(argv: list[str]) -> tuple[str, str]:
     return event, options["host"]
 
 
-SESSION_ROOTS = "session-roots"
+SESSION_ROOTS = paths.StoreLayout.SESSION_ROOTS
 SESSION_ROOTS_KEPT = 500
 
 
 def _roots_dir() -> Path:
-    return paths.user_store_dir() / paths.STATE_DIRNAME / SESSION_ROOTS
+    return paths.layout(paths.user_store_dir()).state_path(SESSION_ROOTS)
 
 
 def _recorded_store(session_id: str) -> Path | None:

@@ -57,11 +57,11 @@ from memdir.kernel.base.caller import Caller
 from memdir.kernel.base.clock import parse_instant
 from memdir.kernel.base.errors import GitError, MemdirError, RecordParseError, UsageError
 from memdir.kernel.base.ids import CROCKFORD, KIND_PREFIX
+from memdir.kernel.base.layout import StoreLayout, layout
 from memdir.kernel.base.model import Record
 from memdir.kernel.filemap import anatomy
 from memdir.kernel.storage import audit, gitio, journal, manifest
 from memdir.kernel.storage.lock import store_lock
-from memdir.kernel.storage.paths import state_dir
 from memdir.kernel.storage.recordfile import dump
 from memdir.records import codec
 
@@ -70,9 +70,9 @@ DEFAULT_BRANCH = "memdir"
 REMOTE_KEY = "memdir.remote"
 BRANCH_KEY = "memdir.branch"
 TRACKING = "refs/memdir/sync/"
-PENDING = "sync-merge.json"
+PENDING = StoreLayout.SYNC_PENDING
 """``state/sync-merge.json``: a merge being applied to the files (finished by the next sync)."""
-CONFLICT = "sync-conflict.json"
+CONFLICT = StoreLayout.SYNC_CONFLICT
 """``state/sync-conflict.json``: the last sync stopped on a conflict (``memdir health``)."""
 MERGE_REASON = "sync merge:"
 """How the reason of a record superseded by a merge begins (``memdir review`` lists them)."""
@@ -207,7 +207,7 @@ def ensure_machine(store: Path) -> str:
         return found
     host = re.sub(r"[^a-z0-9-]+", "-", socket.gethostname().lower()).strip("-")[:20] or "m"
     name = f"{host}-{os.urandom(2).hex()}"
-    write_atomic(state_dir(store) / journal.MACHINE_FILE, (name + "\n").encode("ascii"))
+    write_atomic(layout(store).in_state(journal.MACHINE_FILE), (name + "\n").encode("ascii"))
     return name
 
 
@@ -758,7 +758,7 @@ def _apply(store: Path, old: str, new: str) -> int:
             + (" …" if len(touched) > 5 else "")
             + "; commit or undo the edits and sync again",
         )
-    pending = state_dir(store) / PENDING
+    pending = layout(store).in_state(PENDING)
     write_atomic(pending, json.dumps({"from": old, "to": new}).encode("utf-8"))
     count = _write_files(store, news)
     gitio.run_git(store, "update-ref", "-m", "memdir sync", "HEAD", new, old)
@@ -804,7 +804,7 @@ def recover(store: Path) -> bool:
     Raises:
         GitError: git failed (the intent stays for the next sync).
     """
-    pending = state_dir(store) / PENDING
+    pending = layout(store).in_state(PENDING)
     try:
         intent = json.loads(pending.read_text(encoding="utf-8"))
         old, new = str(intent["from"]), str(intent["to"])
@@ -828,7 +828,7 @@ def recover(store: Path) -> bool:
 def pending_conflict(store: Path) -> dict[str, Any] | None:
     """Return the conflict the last sync stopped on (``memdir health`` names it), or ``None``."""
     try:
-        found = json.loads((store / "state" / CONFLICT).read_text(encoding="utf-8"))
+        found = json.loads((layout(store).state_path(CONFLICT)).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return found if isinstance(found, dict) else None
@@ -904,7 +904,7 @@ def sync(
                 break
         else:
             out.note = f"the remote kept moving; {PUSH_ATTEMPTS} attempts; sync again"
-        (store / "state" / CONFLICT).unlink(missing_ok=True)
+        (layout(store).state_path(CONFLICT)).unlink(missing_ok=True)
     return out
 
 
@@ -983,7 +983,7 @@ def _pull(store: Path, url: str, branch: str, label: str, out: Synced) -> None:
             "here, then sync again"
         )
         write_atomic(
-            state_dir(store) / CONFLICT,
+            layout(store).in_state(CONFLICT),
             json.dumps({"paths": merge.conflicts, "message": message, "theirs": theirs}).encode(),
         )
         raise SyncConflictError(message)

@@ -97,6 +97,18 @@ def run_cli(*args: str, input_text: str | None = None) -> Result:
     return CliRunner().invoke(cli, list(args), input=input_text, catch_exceptions=False)
 
 
+def project_files(root: Path) -> dict[str, bytes]:
+    """Every file of a project but memdir's store and git's internals: ``{posix path: bytes}``.
+
+    What install/uninstall tests compare to prove an uninstall leaves every byte as it was.
+    """
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not {".memdir", ".git"} & set(p.relative_to(root).parts)
+    }
+
+
 @pytest.fixture
 def memdir_exe() -> list[str]:
     """The command that runs memdir in a subprocess, with this interpreter."""

@@ -68,6 +68,20 @@ def test_correct_reject_forget_graph_log_diff(store: Path) -> None:
     assert _json(["forget", linked, "--reason", "old"])["status"] == "forgotten"
 
 
+def test_correcting_a_superseded_record_names_the_live_end_of_its_chain(store: Path) -> None:
+    """Two corrections deep, the refusal points at the active record, never at a middle link
+    that would be refused in turn."""
+    first = _json(["remember", "Use npm"])["id"]
+    middle = _json(["correct", first, "--text", "Use pnpm"])["id"]
+    last = _json(["correct", middle, "--text", "Use bun"])["id"]
+    for old in (first, middle):
+        done = run_cli("correct", old, "--text", "Use deno")
+        assert done.exit_code == 3
+        assert f"correct {last} instead" in done.stderr
+        assert f"correct {middle} instead" not in done.stderr
+    assert _json(["correct", last, "--text", "Use deno"])["supersedes"] == last
+
+
 @pytest.mark.parametrize(
     ("args", "code", "slug"),
     [

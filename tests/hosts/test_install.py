@@ -13,7 +13,7 @@ import pytest
 
 from memdir import service
 from memdir.hosts import install as installer
-from tests.conftest import git, run_cli
+from tests.conftest import git, project_files, run_cli
 
 VENV_BIN = str(Path(sys.executable).parent)
 
@@ -57,15 +57,6 @@ def _uninstall(project: Path, host: str = "claude-code") -> dict:
     result = run_cli("uninstall", "--host", host, "--dir", str(project), "--json")
     assert result.exit_code == 0, result.stdout + result.stderr
     return json.loads(result.stdout)
-
-
-def _files(root: Path) -> dict[str, bytes]:
-    """Every file of the project but memdir's store and git's internals."""
-    return {
-        str(p.relative_to(root)): p.read_bytes()
-        for p in sorted(root.rglob("*"))
-        if p.is_file() and not {".memdir", ".git"} & set(p.relative_to(root).parts)
-    }
 
 
 def _committable(root: Path) -> list[str]:
@@ -112,7 +103,7 @@ def test_personal_claude_install_writes_only_files_nobody_commits(odd_project: P
     assert (odd_project / ".memdir" / "memdir.toml").is_file()
 
 
-def test_a_personal_install_of_every_host_leaves_no_machine_path_in_committed_files(
+def test_a_personal_install_of_every_host_leaves_no_machine_path_in_committedproject_files(
     project: Path,
 ) -> None:
     for host in ("claude-code", "codex", "gemini"):
@@ -211,11 +202,11 @@ def test_no_path_warning_when_memdir_is_on_path(project: Path, memdir_on_path: P
 def test_install_twice_changes_nothing(odd_project: Path, scope: tuple[str, ...]) -> None:
     for host in ("claude-code", "codex", "gemini"):
         _install(odd_project, host, *scope)
-    before = _files(odd_project)
+    before = project_files(odd_project)
     home = (Path.home() / ".claude.json").read_bytes() if not scope else b""
     for host in ("claude-code", "codex", "gemini"):
         assert _install(odd_project, host, *scope)["changed"] == []
-    assert _files(odd_project) == before
+    assert project_files(odd_project) == before
     if not scope:
         assert (Path.home() / ".claude.json").read_bytes() == home
 
@@ -237,7 +228,7 @@ USER_FILES = {
 }
 
 
-def _write_user_files(project: Path) -> None:
+def _write_userproject_files(project: Path) -> None:
     service.init(project)  # the store's own line in .git/info/exclude comes first
     for rel, content in USER_FILES.items():
         path = project / rel
@@ -249,12 +240,12 @@ def _write_user_files(project: Path) -> None:
 def test_uninstall_restores_every_user_file_byte_for_byte(
     project: Path, scope: tuple[str, ...]
 ) -> None:
-    _write_user_files(project)
+    _write_userproject_files(project)
     exclude = (project / ".git" / "info" / "exclude").read_bytes()
-    before = _files(project)
+    before = project_files(project)
     for host in ("claude-code", "codex", "gemini"):
         _install(project, host, *scope)
-    after_install = _files(project)
+    after_install = project_files(project)
     assert after_install != before
     # the user's own entries are all still there, in their own formatting
     settings = (project / ".claude" / "settings.json").read_text()
@@ -262,12 +253,12 @@ def test_uninstall_restores_every_user_file_byte_for_byte(
     assert '# codex\nmodel = "o3"   # mine\n' in (project / ".codex" / "config.toml").read_text()
     for host in ("claude-code", "codex", "gemini"):
         _uninstall(project, host)
-    assert _files(project) == before
+    assert project_files(project) == before
     assert (project / ".git" / "info" / "exclude").read_bytes() == exclude
 
 
 def test_uninstall_keeps_edits_the_user_made_after_install(project: Path) -> None:
-    _write_user_files(project)
+    _write_userproject_files(project)
     _install(project, "claude-code", "--shared")
     path = project / ".claude" / "settings.json"
     edited = path.read_text().replace('    "model": "opus",', '    "model": "opus",\n    "x": 1,')
@@ -285,7 +276,7 @@ def test_uninstall_removes_files_and_folders_install_created(project: Path) -> N
         _install(project, "gemini", *scope)
         _uninstall(project)
         _uninstall(project, "gemini")
-        assert _files(project) == {"README.md": b"# demo project\n"}
+        assert project_files(project) == {"README.md": b"# demo project\n"}
         assert not (project / ".claude").exists() and not (project / ".gemini").exists()
     assert not (Path.home() / ".claude.json").exists()
 
@@ -384,12 +375,12 @@ def test_a_malformed_host_file_is_left_byte_identical(
 ) -> None:
     (project / rel).parent.mkdir(parents=True, exist_ok=True)
     (project / rel).write_bytes(content)
-    before = _files(project)
+    before = project_files(project)
     result = run_cli("install", "--host", host, "--dir", str(project), *([scope] if scope else []))
     assert result.exit_code == 1
     assert Path(rel).name in result.stderr and "unchanged" in result.stderr
     assert "Traceback" not in result.stderr
-    assert _files(project) == before
+    assert project_files(project) == before
     assert not (Path.home() / ".claude.json").exists()
 
 
@@ -419,7 +410,7 @@ def test_install_and_uninstall_with_dir_subfolder_are_a_pair(project: Path) -> N
     sub = project / "packages" / "api"
     sub.mkdir(parents=True)
     service.init(project)
-    before = _files(project)
+    before = project_files(project)
     exclude = (project / ".git" / "info" / "exclude").read_bytes()
     for host in ("claude-code", "codex"):
         _install(sub, host)
@@ -435,7 +426,7 @@ def test_install_and_uninstall_with_dir_subfolder_are_a_pair(project: Path) -> N
     for host in ("claude-code", "codex"):
         out = _uninstall(sub, host)
         assert out["changed"]
-    assert _files(project) == before
+    assert project_files(project) == before
     assert (project / ".git" / "info" / "exclude").read_bytes() == exclude
 
 
@@ -445,11 +436,11 @@ def test_install_from_a_subfolder_wires_the_checkout_and_uninstall_there_undoes_
     sub = project / "src"
     sub.mkdir()
     monkeypatch.chdir(sub)
-    before = _files(project)
+    before = project_files(project)
     assert run_cli("install", "--host", "gemini").exit_code == 0
     assert (project / ".gemini" / "settings.json").is_file() and not (sub / ".gemini").exists()
     assert run_cli("uninstall", "--host", "gemini").exit_code == 0
-    assert _files(project) == before
+    assert project_files(project) == before
 
 
 # --- hosts, refusals -------------------------------------------------------------------------
@@ -494,7 +485,7 @@ def test_hosts_lists_every_host_and_what_it_lacks() -> None:
     assert rows["cursor"]["installable"]
 
 
-def test_hosts_names_each_file_once_and_labels_project_files(
+def test_hosts_names_each_file_once_and_labels_projectproject_files(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     shown = run_cli("hosts").stdout
@@ -540,12 +531,12 @@ def test_uninstall_where_nothing_is_installed_creates_no_file(
     first = run_cli("install", "--host", "codex", "--json")
     assert json.loads(first.stdout)["created_store"]
     assert run_cli("uninstall", "--host", "codex").exit_code == 0
-    after_uninstall = _files(project)
+    after_uninstall = project_files(project)
     for host in ("codex", "claude-code", "gemini"):
         again = run_cli("uninstall", "--host", host, "--json")
         assert again.exit_code == 0, again.output
         assert json.loads(again.stdout)["changed"] == []
-    assert _files(project) == after_uninstall
+    assert project_files(project) == after_uninstall
     assert not (project / ".claude").exists() and not (project / "AGENTS.md").exists()
 
 
@@ -671,7 +662,7 @@ def test_a_personal_install_never_touches_the_teams_wiring_nor_doubles_it(projec
     assert not (Path.home() / ".claude.json").exists()
 
 
-def test_a_personal_reinstall_takes_an_older_memdirs_machine_paths_out_of_team_files(
+def test_a_personal_reinstall_takes_an_older_memdirs_machine_paths_out_of_teamproject_files(
     project: Path,
 ) -> None:
     old = f"{sys.executable} -m memdir hook"  # what memdir 0.1 wrote into the team's files

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from memdir import service
-from tests.conftest import run_cli
+from tests.conftest import project_files, run_cli
 
 HOSTS = ("copilot", "qwen", "droid", "cursor", "windsurf", "cline")
 USER_FILES = {
@@ -42,14 +42,6 @@ def _uninstall(project: Path, host: str) -> dict:
     return json.loads(result.stdout)
 
 
-def _files(root: Path) -> dict[str, bytes]:
-    return {
-        p.relative_to(root).as_posix(): p.read_bytes()
-        for p in sorted(root.rglob("*"))
-        if p.is_file() and ".git" not in p.parts and ".memdir" not in p.parts
-    }
-
-
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A throwaway HOME (Windsurf's MCP config lives there)."""
@@ -66,7 +58,7 @@ def test_each_host_gets_its_own_format_and_uninstall_restores_every_byte(
     for rel, content in USER_FILES.items():
         (project / rel).parent.mkdir(parents=True, exist_ok=True)
         (project / rel).write_bytes(content)
-    before = _files(project)
+    before = project_files(project)
     for host in HOSTS:
         _install(project, host)
     copilot = json.loads((project / ".github/hooks/memdir.json").read_text())
@@ -105,7 +97,7 @@ def test_each_host_gets_its_own_format_and_uninstall_restores_every_byte(
     assert again == {host: [] for host in HOSTS}  # a reinstall changes nothing
     for host in HOSTS:
         _uninstall(project, host)
-    assert _files(project) == before
+    assert project_files(project) == before
     assert not (home / ".codeium").exists()
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import git, run_cli
+from tests.conftest import git, project_files, run_cli
 
 PLUGIN = ".openclaw/extensions/memdir/index.js"
 MANIFEST = ".openclaw/extensions/memdir/openclaw.plugin.json"
@@ -32,14 +32,6 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     git(root, "init", "-q")
     (root / "AGENTS.md").write_text("# Agents\n\nBe kind.\n")
     return root
-
-
-def _files(root: Path) -> dict[str, bytes]:
-    return {
-        p.relative_to(root).as_posix(): p.read_bytes()
-        for p in sorted(root.rglob("*"))
-        if p.is_file() and ".git" not in p.parts and ".memdir" not in p.parts
-    }
 
 
 def _operator_config(workspace: Path | None, consent: bool) -> Path:
@@ -66,7 +58,7 @@ def test_install_writes_plugin_manifest_and_block_and_uninstall_restores_bytes(
     project: Path,
 ) -> None:
     """Install adds the plugin, its manifest and the block; uninstall leaves every byte."""
-    before = _files(project)
+    before = project_files(project)
     done = run_cli("install", "--host", "openclaw", "--dir", str(project), "--json")
     assert done.exit_code == 0, done.stdout + done.stderr
     assert (project / PLUGIN).read_text().startswith("// memdir")
@@ -74,7 +66,7 @@ def test_install_writes_plugin_manifest_and_block_and_uninstall_restores_bytes(
     assert manifest["id"] == "memdir"
     assert "memdir" in (project / "AGENTS.md").read_text()
     assert run_cli("uninstall", "--host", "openclaw", "--dir", str(project)).exit_code == 0
-    assert _files(project) == before
+    assert project_files(project) == before
 
 
 def test_doctor_never_fails_openclaw_for_a_project_mcp_file_it_does_not_have(

@@ -18,7 +18,7 @@ import pytest
 from memdir import __version__
 from memdir.hosts import install as installer
 from memdir.hosts.marketplace import plugin_hooks, render
-from tests.conftest import git, run_cli
+from tests.conftest import git, project_files, run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN_FILES = {"opencode": ".opencode/plugins/memdir.js", "kilo": ".kilo/plugins/memdir.js"}
@@ -34,14 +34,6 @@ def project(tmp_path: Path) -> Path:
     return root
 
 
-def _files(root: Path) -> dict[str, bytes]:
-    return {
-        p.relative_to(root).as_posix(): p.read_bytes()
-        for p in sorted(root.rglob("*"))
-        if p.is_file() and ".git" not in p.parts and ".memdir" not in p.parts
-    }
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("host", ["opencode", "kilo"])
 def test_install_writes_plugin_server_and_block_and_uninstall_restores_bytes(
@@ -54,7 +46,7 @@ def test_install_writes_plugin_server_and_block_and_uninstall_restores_bytes(
         '"command": ["other"]}}\n}\n'
     )
     (project / "AGENTS.md").write_text("# Agents\n\nBe kind.\n")
-    before = _files(project)
+    before = project_files(project)
     done = run_cli("install", "--host", host, "--dir", str(project), "--json")
     assert done.exit_code == 0, done.stdout + done.stderr
     plugin = (project / PLUGIN_FILES[host]).read_text()
@@ -74,7 +66,7 @@ def test_install_writes_plugin_server_and_block_and_uninstall_restores_bytes(
     assert json.loads(again.stdout)["changed"] == []  # a reinstall changes nothing
     undone = run_cli("uninstall", "--host", host, "--dir", str(project), "--json")
     assert undone.exit_code == 0, undone.stdout + undone.stderr
-    assert _files(project) == before
+    assert project_files(project) == before
 
 
 @pytest.mark.slow
@@ -83,11 +75,11 @@ def test_install_refuses_a_plugin_file_that_is_not_memdirs(project: Path) -> Non
     mine = project / ".opencode" / "plugins" / "memdir.js"
     mine.parent.mkdir(parents=True)
     mine.write_text("export const Mine = async () => ({})\n")
-    before = _files(project)
+    before = project_files(project)
     done = run_cli("install", "--host", "opencode", "--dir", str(project))
     assert done.exit_code == 1
     assert "is not memdir's plugin" in done.stdout + done.stderr
-    assert _files(project) == before
+    assert project_files(project) == before
 
 
 @pytest.mark.slow
@@ -95,11 +87,11 @@ def test_install_refuses_a_foreign_memdir_server(project: Path) -> None:
     """An ``mcp.memdir`` entry memdir did not write is left alone and named."""
     config = project / "opencode.json"
     config.write_text('{"mcp": {"memdir": {"type": "remote", "url": "https://example.invalid"}}}')
-    before = _files(project)
+    before = project_files(project)
     done = run_cli("install", "--host", "opencode", "--dir", str(project))
     assert done.exit_code == 1
     assert "did not write" in done.stdout + done.stderr
-    assert _files(project) == before
+    assert project_files(project) == before
 
 
 @pytest.mark.slow

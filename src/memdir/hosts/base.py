@@ -51,6 +51,24 @@ class HostSpec:
         return steps
 
     @property
+    def has_personal_scope(self) -> bool:
+        """Whether a default install writes personal files kept out of git.
+
+        False: it writes the project's own files (the host has no personal project scope, e.g.
+        Codex, Gemini CLI, OpenCode).
+        """
+        return bool(self.personal.get("exclude"))
+
+    def scope_name(self, shared: bool) -> str:
+        """Name an install's scope for people: ``shared``, ``personal`` or ``project``.
+
+        ``project``: a default install into a host with no personal project scope.
+        """
+        if shared:
+            return "shared"
+        return "personal" if self.has_personal_scope else "project"
+
+    @property
     def settings(self) -> str:
         """The shared hooks file (relative to the project)."""
         return str(self.shared.get("hooks", ""))

@@ -43,8 +43,8 @@ from memdir.hosts import jsonedit
 from memdir.hosts.base import HostSpec
 from memdir.kernel.base.atomic import write_atomic, write_text_atomic
 from memdir.kernel.base.errors import MemdirError, UsageError
+from memdir.kernel.base.layout import StoreLayout, layout
 from memdir.kernel.hostio.hosttable import SERVER_NAME, timeout_value
-from memdir.kernel.storage.paths import state_dir
 
 MARKER = "memdir hook"
 """What identifies memdir's own hook commands in a host's config."""
@@ -118,13 +118,17 @@ class Plan:
     warnings: list[str] = field(default_factory=list)
     steps: list[str] = field(default_factory=list)  # what the user must still do (trust…)
     executables: set[str] = field(default_factory=set)  # keys of files written executable
+    scope_name: str = ""  # "shared", "personal" or "project" (HostSpec.scope_name)
+    # (hosts, file key, {"separators"|"originals"|"written": value}): what an uninstall hands to
+    # the hosts that still read an instruction file it leaves in place
+    handover: list[tuple[list[str], str, dict[str, str]]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """Return what was (or would be) changed, and what the user must still do."""
         return {
             "host": self.host,
             "dir": str(self.project),
-            "scope": "shared" if self.shared else "personal",
+            "scope": self.scope_name or ("shared" if self.shared else "personal"),
             "created_store": self.created_store,
             "changed": [
                 {"path": c.key, "change": c.note} for c in self.changes if c.before != c.after
@@ -758,7 +762,7 @@ def checkout_top(folder: Path) -> Path:
 
 def _record_path(store: Path, spec: HostSpec, project: Path) -> Path:
     digest = hashlib.sha256(str(project.resolve()).encode()).hexdigest()[:12]
-    return state_dir(store) / "installs" / f"{spec.name}-{digest}.json"
+    return layout(store).in_state(StoreLayout.INSTALLS, f"{spec.name}-{digest}.json")
 
 
 def read_record(store: Path, spec: HostSpec, project: Path) -> dict[str, Any]:
@@ -794,6 +798,38 @@ def _key(path: Path, project: Path) -> str:
         return "~/" + path.relative_to(home).as_posix() if path.is_relative_to(home) else str(path)
 
 
+def _instruction_sharers(spec: HostSpec, project: Path, store: Path) -> dict[Path, list[HostSpec]]:
+    """Map each instruction file ``spec`` writes to the other installed hosts that read it.
+
+    AGENTS.md serves Codex, OpenCode, Kilo, Droid and OpenClaw alike.
+
+    Uninstalling one of them keeps memdir's block there while another still reads it; an
+    install is known by the record it left in the store (``state/installs/``).
+
+    Returns:
+        ``{instruction file: [host]}``; only files some other installed host reads.
+    """
+    from memdir.hosts.registry import HOSTS
+
+    mine = {
+        path
+        for scope in (spec.personal, spec.shared)
+        for kind, path in _files(spec, project, scope).items()
+        if kind == "instructions"
+    }
+    out: dict[Path, list[HostSpec]] = {}
+    for other in HOSTS.values():
+        if other.name == spec.name or not other.installable:
+            continue
+        record = read_record(store, other, project)
+        if record.get("scope") not in ("personal", "shared"):
+            continue
+        path = _files(other, project, other.scope(record["scope"] == "shared")).get("instructions")
+        if path in mine:
+            out.setdefault(path, []).append(other)
+    return out
+
+
 def plan(  # noqa: C901 - one branch per host-table feature (hooks, MCP, instructions, scopes); split, each part would re-derive the same scope facts
     spec: HostSpec, project: Path, store: Path, *, remove: bool, shared: bool = False
 ) -> Plan:
@@ -811,6 +847,10 @@ def plan(  # noqa: C901 - one branch per host-table feature (hooks, MCP, instruc
     check_installable(spec, remove=remove)
     record = read_record(store, spec, project)
     plan_ = Plan(spec.name, project, shared=shared, record=record)
+    plan_.scope_name = spec.scope_name(shared)
+    if remove and record.get("scope") in ("personal", "shared"):
+        plan_.scope_name = spec.scope_name(record["scope"] == "shared")
+    sharing = _instruction_sharers(spec, project, store) if remove else {}
     created_keys: dict[str, list[str]] = dict(record.get("created_keys", {}))
     created_files = set(record.get("created", []))
     written: dict[str, str] = dict(record.get("written", {}))
@@ -885,6 +925,20 @@ def plan(  # noqa: C901 - one branch per host-table feature (hooks, MCP, instruc
                     f"{_key(team_file, project)} already wires memdir for the team "
                     f"({kind}); nothing personal added for it"
                 )
+                continue
+            if removing and kind == "instructions" and sharing.get(path):
+                key = _key(path, project)
+                plan_.warnings.append(
+                    f"{key}: memdir's instruction block kept: "
+                    f"{', '.join(h.title for h in sharing[path])} still reads it"
+                )
+                # the host that stays takes over how to take the block out exactly
+                facts = {
+                    name: value[key]
+                    for name in ("separators", "originals", "written")
+                    if isinstance(value := record.get(name), dict) and key in value
+                }
+                plan_.handover.append(([h.name for h in sharing[path]], key, facts))
                 continue
             scripts = kind == "hooks" and spec.hooks_format == "cline-scripts"
             if removing and not scripts and load(path) is None:
@@ -1134,7 +1188,7 @@ def _is_empty(data: bytes) -> bool:
 def apply(plan_: Plan, store: Path, spec: HostSpec, *, remove: bool) -> None:
     """Back up and write every planned change; then keep (or drop) the install record."""
     stamp = time.strftime("%Y%m%dT%H%M%S")
-    backups = state_dir(store) / "backups" / f"{spec.name}-{stamp}"
+    backups = layout(store).in_state(StoreLayout.BACKUPS, f"{spec.name}-{stamp}")
     written: dict[str, str] = plan_.record.setdefault("written", {})
     originals: dict[str, str] = plan_.record.setdefault("originals", {})
     for change in plan_.changes:
@@ -1162,10 +1216,33 @@ def apply(plan_: Plan, store: Path, spec: HostSpec, *, remove: bool) -> None:
             written[change.key] = hashlib.sha256(change.after).hexdigest()
     record_file = _record_path(store, spec, plan_.project)
     if remove:
+        _hand_over(plan_, store)
         record_file.unlink(missing_ok=True)
     else:
         record_file.parent.mkdir(parents=True, exist_ok=True)
         write_text_atomic(record_file, json.dumps(plan_.record, indent=2) + "\n")
+
+
+def _hand_over(plan_: Plan, store: Path) -> None:
+    """Give the hosts that still read a kept instruction file what this install knew of it.
+
+    The first host to install wrote the block with its separator and kept the file's original;
+    a later one found the block there and knows neither. Whichever leaves last must restore the
+    file byte for byte, so the leaving host's facts fill the gaps in the staying hosts' records.
+    """
+    from memdir.hosts.registry import HOSTS
+
+    for names, key, facts in plan_.handover:
+        for name in names:
+            path = _record_path(store, HOSTS[name], plan_.project)
+            other = read_record(store, HOSTS[name], plan_.project)
+            if not other:
+                continue
+            for field_name, value in facts.items():
+                table = other.setdefault(field_name, {})
+                if isinstance(table, dict) and not table.get(key):
+                    table[key] = value
+            write_text_atomic(path, json.dumps(other, indent=2) + "\n")
 
 
 def _has_memdir(data: bytes) -> bool:

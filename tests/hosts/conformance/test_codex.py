@@ -360,6 +360,11 @@ def test_memdir_context_reached_the_model(codex_run: CodexRun) -> None:
     assert any(fence in t and "compacted" in t for t in last), [t[:300] for t in last]
 
 
+def test_the_instruction_block_reached_the_model(codex_run: CodexRun) -> None:
+    """The AGENTS.md block install wrote is in what Codex sends (its project doc)."""
+    assert any("Project memory (memdir)" in input_text(b) for b in codex_run.script.bodies)
+
+
 def test_digest_is_not_repeated_after_a_resume_that_compacts(codex_run: CodexRun) -> None:
     """Codex fires SessionStart(resume) and SessionStart(compact) back to back: the turn after
     the compaction holds the post-compaction digest once, and no second copy of any digest."""

@@ -493,6 +493,11 @@ def test_session_digest_reached_the_model_in_the_first_prompt(session: Session) 
     assert SEED_RULE in first
 
 
+def test_the_instruction_block_reached_the_model(session: Session) -> None:
+    """The GEMINI.md block install wrote is in what Gemini CLI sends (its context file)."""
+    assert "Project memory (memdir)" in session.model.by_label("read").text()
+
+
 def test_prompt_context_reached_the_model(session: Session) -> None:
     # BeforeAgent's answer to "remember that …" travels in the same turn's prompt.
     resumed = session.model.by_label("resume-read").text()

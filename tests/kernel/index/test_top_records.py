@@ -22,7 +22,8 @@ import pytest
 from memdir import service
 from memdir.kernel.base import clock
 from memdir.kernel.base.model import Record
-from memdir.kernel.index import FileStat, Index
+from memdir.kernel.base.validity import Served
+from memdir.kernel.index import LATEST_VERSION, FileStat, Index
 from memdir.kernel.index import recall as R
 from memdir.kernel.index.rows import record_postings
 from memdir.kernel.lang.text import query_terms
@@ -71,9 +72,9 @@ class Counting:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.index, name)
 
-    def record_pool(self, *args: Any) -> Any:
+    def record_pool(self, *args: Any, **options: Any) -> Any:
         self.pool_calls += 1
-        return self.index.record_pool(*args)
+        return self.index.record_pool(*args, **options)
 
     def record_postings(self, *args: Any) -> Any:
         found = self.index.record_postings(*args)
@@ -94,10 +95,11 @@ def _everything(
     limit: int = 10,
     decay: bool = False,
     min_score: float = 0.0,
+    served: Served | None = None,
 ) -> tuple[list[R.Hit], int]:
     """The reference: every candidate scored. Returns the hits and how many candidates."""
     terms = query_terms(query)
-    rows = index.record_pool(terms, list(kinds), list(statuses), 10**9)
+    rows = index.record_pool(terms, list(kinds), list(statuses), 10**9, served=served)
     hits = R.score_records(
         rows,
         query,
@@ -370,15 +372,15 @@ def test_an_index_without_postings_gets_them_on_open(tmp_path: Path) -> None:
     with Index(tmp_path) as index:
         _put(index, *[_record(f"r{n}", f"deploy note {n} friday") for n in range(30)])
     conn = sqlite3.connect(tmp_path / "index.sqlite")
-    conn.execute("DROP TABLE record_postings")  # as an index written before format 3
-    conn.execute("PRAGMA user_version = 2")
+    conn.execute("DROP TABLE record_postings")  # as an index written before format 4
+    conn.execute("PRAGMA user_version = 3")
     conn.commit()
     conn.close()
     with Index(tmp_path) as index:
-        assert index.user_version() == 3
+        assert index.user_version() == LATEST_VERSION == 4
         assert _postings(index) == _expected_postings(index) != set()
         _pruned(index, "friday deploy note 7")
-    assert (tmp_path / "state" / "backups" / "index-v2.sqlite").is_file()
+    assert (tmp_path / "state" / "backups" / "index-v3.sqlite").is_file()
 
 
 def test_remember_correct_forget_and_reindex_keep_the_postings_in_step(store: Path) -> None:
@@ -396,3 +398,53 @@ def test_remember_correct_forget_and_reindex_keep_the_postings_in_step(store: Pa
     with Index(store) as index:
         assert _postings(index) == _expected_postings(index) != set()
         assert _pruned(index, "staging database", statuses=("forgotten",))[0]
+
+
+# --- the read filter (issue 10) --------------------------------------------------------------
+
+OURS, THEIRS = "prj-aaaaaaaaaaaaaaaa", "prj-bbbbbbbbbbbbbbbb"
+
+
+def test_the_pruned_path_never_brings_back_what_the_read_filter_withholds(tmp_path: Path) -> None:
+    """Another project's, an expired and a tombstoned record outrank ours; none comes back.
+
+    Each is paired with the reader it *is* served to, through the same pruned path, and every
+    answer equals the reference: the FTS5 pool under the same filter, scored in full.
+    """
+    from memdir.kernel.base.valuekey import value_key
+
+    tombstoned = "Gamma gamma deploys use the blue canary."
+    with Index(tmp_path) as index:
+        _put(
+            index,
+            *[
+                _record(f"theirs{n}", f"Gamma gamma gamma canary {n}", project=THEIRS)
+                for n in range(20)
+            ],
+            *[
+                _record(f"expired{n}", f"Gamma gamma canary deploys {n}", valid_until="2026-01-01")
+                for n in range(20)
+            ],
+            _record("tombstoned", tombstoned, project=OURS),
+            _record("ours", "The gamma canary notes are reviewed twice.", project=OURS),
+            *[_record(f"filler{n}", f"lunch menu item {n}") for n in range(40)],
+        )
+        unfiltered, _, _ = _pruned(index, "gamma canary deploys", limit=5)
+        assert "ours" not in {h.doc["id"] for h in unfiltered}  # the withheld ones outrank it
+        now = datetime(2026, 12, 4, tzinfo=UTC)
+        mine = Served(
+            scope="project", project=OURS, at=now, withheld=frozenset({value_key(tombstoned)})
+        )
+        got, counting, _ = _pruned(index, "gamma canary deploys", limit=5, served=mine)
+        assert [h.doc["id"] for h in got] == ["ours"]  # and nothing withheld
+        assert counting.rows_scored > 1  # the withheld rows were fetched through the filter
+        # Paired: each withheld record is served to the reader it belongs to.
+        theirs = Served(scope="project", project=THEIRS, at=now)
+        got, _, _ = _pruned(index, "gamma canary", limit=30, served=theirs)
+        assert {f"theirs{n}" for n in range(20)} <= {h.doc["id"] for h in got}
+        assert not {"ours", "tombstoned"} & {h.doc["id"] for h in got}
+        before = mine.but(at=datetime(2025, 12, 1, tzinfo=UTC), withheld=frozenset())
+        got, _, _ = _pruned(index, "gamma canary deploys", limit=30, served=before)
+        ids = {h.doc["id"] for h in got}
+        assert {f"expired{n}" for n in range(20)} | {"tombstoned", "ours"} <= ids
+        assert not any(i.startswith("theirs") for i in ids)

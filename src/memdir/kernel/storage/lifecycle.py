@@ -575,16 +575,27 @@ def restated(handle: Handle, text: str, kind: str) -> tuple[str, str] | None:
     for _, doc in found:
         if doc["kind"] != kind:
             continue
-        current, seen = doc, {doc["id"]}
-        while current.get("superseded_by") and current["superseded_by"] not in seen:
-            seen.add(current["superseded_by"])
-            nxt = handle.index.get_doc(current["superseded_by"])
-            if nxt is None:
-                break
-            current = nxt
+        current = live_successor(handle, doc)
         if current["status"] in ("active", "candidate"):
             return doc["id"], current["id"]
     return None
+
+
+def live_successor(handle: Handle, doc: dict[str, Any]) -> dict[str, Any]:
+    """Follow ``doc``'s ``superseded_by`` chain in the index to its end.
+
+    Returns:
+        The last indexed document of the chain (``doc`` itself when it has no successor); a
+        cycle or a successor missing from the index ends the walk where it is.
+    """
+    current, seen = doc, {doc["id"]}
+    while current.get("superseded_by") and current["superseded_by"] not in seen:
+        seen.add(current["superseded_by"])
+        nxt = handle.index.get_doc(current["superseded_by"])
+        if nxt is None:
+            break
+        current = nxt
+    return current
 
 
 def _correct_locked(
@@ -599,14 +610,22 @@ def _correct_locked(
     origin, channel = caller.origin, caller.channel
     old, rel = load(handle, record_id)
     if old.status not in ("active", "candidate"):
-        hint = f"; correct {old.superseded_by} instead" if old.superseded_by else ""
+        hint = ""
+        if old.superseded_by:  # name the live end of the chain, not the next superseded link
+            live = live_successor(handle, {"id": old.id, "superseded_by": old.superseded_by})
+            if live.get("status") in ("active", "candidate"):
+                hint = f"; correct {live['id']} instead"
+            else:
+                hint = f"; it was superseded by {old.superseded_by}"
         raise TransitionError(f"cannot correct {old.id}: it is {old.status}{hint}")
     if normalized_text(text) == normalized_text(old.text):
         raise UsageError(f"the new text is the same as {old.id}'s")
     _check_not_rejected(handle, text)
-    if not caller.is_owner and authority.owned_by_owner(old):
-        return _proposed(handle, "correct", old, caller, text=text, reason=reason)
     validity.check_order(old.valid_from, until)
+    if not caller.is_owner and authority.owned_by_owner(old):
+        return _proposed(
+            handle, "correct", old, caller, text=text, reason=reason, valid_until=until
+        )
     new, retired = _corrected(old, text, reason, caller, until)
     txn.apply(
         handle.store,
@@ -748,14 +767,16 @@ def accept_proposal(handle: Handle, proposal_id: str, caller: Caller) -> tuple[W
             text = clean_text(proposal.text or "")
             check_text(text)
             _check_not_rejected(handle, text)
-            new, retired = _corrected(old, text, reason, caller)
+            validity.check_order(old.valid_from, proposal.valid_until)
+            new, retired = _corrected(old, text, reason, caller, proposal.valid_until)
             changes = [txn.Change(relative_path(new), new), txn.Change(rel, retired)]
             message = _message(
                 "correct", f"{old.id} -> {new.id}", reason, origin=origin, channel=channel
             )
-            written = Written(
-                new, True, True, previous=retired, note=f"{new.id} supersedes {old.id}"
-            )
+            note = f"{new.id} supersedes {old.id}"
+            if retired.status != "superseded":
+                note = f"{new.id} takes over from {old.id} on {proposal.valid_until}"
+            written = Written(new, True, True, previous=retired, note=note)
         else:
             status = "rejected" if proposal.op == "reject" else "forgotten"
             new = dataclasses.replace(old, status=status, reason=reason, updated_at=now_iso())
@@ -881,9 +902,16 @@ def _proposed(
     *,
     text: str | None = None,
     reason: str | None = None,
+    valid_until: str | None = None,
 ) -> Written:
-    """Write a proposal to ``op`` the owner's record ``old``; the record is not changed."""
-    proposal = authority.propose(handle.store, op, old, caller, text=text, reason=reason)
+    """Write a proposal to ``op`` the owner's record ``old``; the record is not changed.
+
+    ``valid_until`` (a correction: the old belief was true until then, the new one from then)
+    travels with the proposal and is applied when the owner accepts it.
+    """
+    proposal = authority.propose(
+        handle.store, op, old, caller, text=text, reason=reason, valid_until=valid_until
+    )
     note = (
         f"{authority.PROPOSED_NOTE} ({proposal.id}); {old.id} is the owner's record and is "
         "unchanged until the owner accepts"

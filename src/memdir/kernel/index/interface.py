@@ -5,6 +5,12 @@
 outside an index backend runs SQL against the index. Ranking (:mod:`memdir.kernel.index.recall`)
 works on the plain rows these methods return, so it is the same for every backend.
 
+One capability is optional: a backend with ``record_postings`` (a term's postings, with each
+record's BM25 × importance value for it) and ``record_rows`` (rows by rowid, through the same
+filters as :meth:`IndexBackend.record_pool`) gets the exact, pruned record ranking
+(:func:`memdir.kernel.index.recall.top_records`); SQLite has them, PostgreSQL ranks from its
+pool.
+
 The index is derived data: records and the journal are the truth, and any machine rebuilds
 its index from them (``memdir reindex``).
 

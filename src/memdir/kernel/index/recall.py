@@ -466,7 +466,7 @@ class _MaxScore:
         partial, complete, limit = self.partial, self.complete, self.limit
         while self.unread:
             term = self.unread.pop(0)
-            self.rest = max(self.rest - self.bounds[term], 0.0) if self.unread else 0.0
+            self.rest = sum(self.bounds[t] for t in self.unread)  # (not subtracted: rounding)
             get = partial.get
             for rowid, part in self.scoring[0].record_postings(term, self.scale(term), self.norm):
                 if rowid not in complete:

@@ -50,10 +50,10 @@ Imports: standard library only.
 
 from __future__ import annotations
 
-import heapq
 import json
 import math
 import time
+from bisect import insort
 from collections import Counter
 from collections.abc import Iterable
 from operator import itemgetter
@@ -424,7 +424,7 @@ class _MaxScore:
         self.complete: set[int] = set()  # rowids whose partial counts the unread terms too
         self.exact: dict[int, tuple[float, int, Hit]] = {}
         self.seen: set[int] = set()  # scored exactly, or withheld by the filters
-        self.best: list[float] = []  # the ``limit`` best exact scores, a min-heap: θ = best[0]
+        self.best: list[float] = []  # the ``limit`` best exact scores, ascending: θ = best[0]
         self.limit = limit
         self.frequencies = frequencies
         self.scoring = (index, query, terms, frequencies, totals, filters, decay)
@@ -457,9 +457,10 @@ class _MaxScore:
         for item in _score_rows(rows, query, terms, frequencies, totals, decay=decay):
             self.exact[item[1]] = item
             if len(best) < self.limit:
-                heapq.heappush(best, item[0])
+                insort(best, item[0])
             elif item[0] > best[0]:
-                heapq.heapreplace(best, item[0])
+                insort(best, item[0])
+                del best[0]
 
     def read_terms(self) -> None:
         """Steps 1-3: read postings rarest first until the unread terms cannot matter."""
@@ -484,6 +485,8 @@ class _MaxScore:
 
         Their bounds are completed first (point reads), so the test is on whole sums.
         """
+        import heapq  # first needed here (a term in LONG_POSTINGS records): not at import time
+
         partial, limit, seen = self.partial, self.limit, self.seen
         best = heapq.nlargest(limit + len(seen), partial.items(), key=itemgetter(1))
         top = [rowid for rowid, _ in best if rowid not in seen][:limit]

@@ -79,7 +79,11 @@ def _reviewer(origin: str, caller: Caller | None) -> Caller:
 def review_accept(
     store: Path, record_id: str, *, origin: str = "owner", caller: Caller | None = None
 ) -> Written:
-    """Make a candidate an active belief.
+    """Make a candidate an active belief with the owner's authority (origin ``owner``).
+
+    Accepting is the owner's adjudication: from then on an agent can only propose changes to
+    it. Its ``source`` (channel, session, journal citation) is kept, and the audit event names
+    the origin it had (``from_origin``: ``observer``, ``agent``, ``import``).
 
     Raises:
         AuthorityError: the caller is not the owner.
@@ -90,7 +94,13 @@ def review_accept(
     with opened(store) as handle:
         _candidate(handle, record_id)
         return lifecycle.set_status(
-            handle, record_id, "active", reason="accepted in review", op="accept", caller=caller
+            handle,
+            record_id,
+            "active",
+            reason="accepted in review",
+            op="accept",
+            caller=caller,
+            adopt=True,
         )
 
 

@@ -45,3 +45,31 @@ def test_accepting_a_candidate_in_review_gives_it_the_owners_authority(
     monkeypatch.delenv("CLAUDECODE")
     after = _json(["get", record_id])
     assert (after["status"], after["text"]) == ("active", "We decided to deploy on Fridays")
+
+
+def test_rolling_back_a_commit_twice_names_the_revert_and_changes_nothing(store: Path) -> None:
+    from tests.conftest import git
+
+    record_id = _json(["remember", "The cache is Redis"])["id"]
+    assert run_cli("forget", record_id).exit_code == 0
+    forget_commit = git(store, "rev-parse", "HEAD").strip()
+    first = run_cli("rollback", forget_commit[:7], "--yes")
+    assert first.exit_code == 0, first.stderr
+    revert = git(store, "rev-parse", "HEAD").strip()
+    assert _json(["get", record_id])["status"] == "active"
+
+    again = run_cli("rollback", forget_commit[:7], "--yes")
+    assert again.exit_code == 2  # usage (DESIGN §9): there is nothing left to undo
+    assert again.stdout == ""
+    assert (
+        f"{forget_commit[:12]} was already rolled back by {revert[:12]}; nothing changed"
+        in again.stderr
+    )
+    assert git(store, "rev-parse", "HEAD").strip() == revert
+    assert _json(["rollback", forget_commit, "--yes"], 2)["error"]["code"] == "usage"
+
+    # Rolling back the rollback redoes the change; then the first commit may be undone again.
+    assert run_cli("rollback", revert, "--yes").exit_code == 0
+    assert _json(["get", record_id])["status"] == "forgotten"
+    assert run_cli("rollback", forget_commit, "--yes").exit_code == 0
+    assert _json(["get", record_id])["status"] == "active"

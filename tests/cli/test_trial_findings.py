@@ -73,3 +73,45 @@ def test_rolling_back_a_commit_twice_names_the_revert_and_changes_nothing(store:
     assert _json(["get", record_id])["status"] == "forgotten"
     assert run_cli("rollback", forget_commit, "--yes").exit_code == 0
     assert _json(["get", record_id])["status"] == "active"
+
+
+def test_sync_says_exactly_what_it_fetched_merged_and_pushed(
+    store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memdir import service
+    from tests.conftest import git
+
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(store.parent, "remote", "add", "origin", str(remote))
+    git(store.parent, "push", "-q", "origin", "HEAD:refs/heads/main")
+    secret = _json(["remember", "The staging password hint is larch"])["id"]
+    commits = int(git(store, "rev-list", "--count", "HEAD"))
+
+    first = run_cli("sync")
+    assert first.exit_code == 0, first.stderr
+    assert f"nothing new to fetch; pushed {commits} commit(s)" in first.stdout
+    assert "up to date" not in first.stdout
+    again = run_cli("sync")
+    assert again.exit_code == 0
+    assert "nothing to do: nothing new to fetch, nothing pushed" in again.stdout
+    assert "pushed 0" not in again.stdout
+
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", "-b", "main", str(remote), str(other))
+    service.init(other)
+    monkeypatch.chdir(other)
+    merged = run_cli("sync")
+    assert merged.exit_code == 0, merged.stderr
+    assert f"fetched {commits} commit(s) and merged them (" in merged.stdout
+    assert "file(s) changed here); pushed 2 commit(s)" in merged.stdout
+    monkeypatch.chdir(store.parent)
+    fetched = run_cli("sync")
+    assert "fetched 2 commit(s) (" in fetched.stdout  # the other clone's and its merge
+    assert "pushed" not in fetched.stdout
+
+    # A purge here that the remote's history still holds: the hint is a command that runs.
+    assert run_cli("purge", secret, "--yes").exit_code == 0
+    stopped = run_cli("sync")
+    assert stopped.exit_code == 1
+    assert f"`memdir purge {secret} --yes` on every other clone" in stopped.stderr

@@ -115,3 +115,25 @@ def test_sync_says_exactly_what_it_fetched_merged_and_pushed(
     stopped = run_cli("sync")
     assert stopped.exit_code == 1
     assert f"`memdir purge {secret} --yes` on every other clone" in stopped.stderr
+
+
+def test_a_destructive_command_without_yes_does_nothing_and_exits_2_alike(store: Path) -> None:
+    """forget --match/--tag, purge and rollback without --yes: same code, each says so."""
+    drop = _json(["remember", "The staging cache is Redis 6", "--tag", "infra"])["id"]
+
+    for args in (["forget", "--match", "staging cache redis"], ["forget", "--tag", "infra"]):
+        preview = run_cli(*args)
+        assert preview.exit_code == 2, preview.output
+        assert drop in preview.stdout  # the selection is shown
+        assert "nothing forgotten: 1 record matches" in preview.stderr
+        assert "add --yes to forget them" in preview.stderr
+        assert _json(args, 2)["error"]["code"] == "usage"
+    assert _json(["get", drop])["status"] == "active"
+
+    purge = run_cli("purge", drop)
+    assert purge.exit_code == 2
+    assert "nothing purged" in purge.stderr and "pass --yes" in purge.stderr
+    rollback = run_cli("rollback", "HEAD")
+    assert rollback.exit_code == 2
+    assert "nothing rolled back" in rollback.stderr and "pass --yes" in rollback.stderr
+    assert _json(["get", drop])["status"] == "active"

@@ -252,7 +252,9 @@ def rollback(handle: Handle, rev: str, *, yes: bool, caller: Caller | None = Non
         GitStateError: the store's git is mid-merge, detached…; nothing is changed.
     """
     if not yes:
-        raise UsageError("rollback changes what memory holds; pass --yes to confirm")
+        raise UsageError(
+            "nothing rolled back: rollback changes what memory holds; pass --yes to confirm"
+        )
     with store_lock(handle.store, "rollback", handle.lock_timeout_seconds, queue=handle.lock_queue):
         txn.recover(handle.store, handle.index)
         full = gitio.resolve_commit(handle.store, rev)

@@ -137,3 +137,29 @@ def test_a_destructive_command_without_yes_does_nothing_and_exits_2_alike(store:
     assert rollback.exit_code == 2
     assert "nothing rolled back" in rollback.stderr and "pass --yes" in rollback.stderr
     assert _json(["get", drop])["status"] == "active"
+
+
+def test_review_of_a_record_that_is_no_candidate_says_what_it_is_and_what_to_run(
+    store: Path,
+) -> None:
+    active = _json(["remember", "Deploys happen on Tuesdays"])["id"]
+    rejected = run_cli("review", "--reject", active)
+    assert rejected.exit_code == 2
+    assert (
+        f"{active} is not a candidate: it is active, so review cannot reject it; nothing "
+        f'changed; to reject it anyway: `memdir reject {active} --reason "…"`'
+    ) in rejected.stderr
+    edited = run_cli("review", "--edit", active, "Deploys happen on Mondays")
+    assert f'to reword it: `memdir correct {active} --text "…"`' in edited.stderr
+    accepted = run_cli("review", "--accept", active)
+    assert accepted.exit_code == 2
+    assert f"{active} is not a candidate: it is already active; nothing changed" in (
+        accepted.stderr
+    )
+
+    newer = _json(["correct", active, "--text", "Deploys happen on Mondays"])["id"]
+    stale = run_cli("review", "--reject", active)
+    assert stale.exit_code == 2
+    assert f"it is superseded by {newer}, so review cannot reject it" in stale.stderr
+    assert _json(["review", "--reject", active], 2)["error"]["code"] == "usage"
+    assert _json(["get", newer])["status"] == "active"

@@ -163,3 +163,25 @@ def test_review_of_a_record_that_is_no_candidate_says_what_it_is_and_what_to_run
     assert f"it is superseded by {newer}, so review cannot reject it" in stale.stderr
     assert _json(["review", "--reject", active], 2)["error"]["code"] == "usage"
     assert _json(["get", newer])["status"] == "active"
+
+
+def test_hook_with_an_unknown_event_names_the_valid_ones_and_exits_2(
+    store: Path, memdir_exe: list[str]
+) -> None:
+    import subprocess
+
+    done = subprocess.run(
+        [*memdir_exe, "hook", "Bogus"], input=b"", capture_output=True, cwd=store.parent
+    )
+    assert done.returncode == 2
+    assert done.stdout == b""
+    stderr = done.stderr.decode()
+    assert "unknown hook event 'Bogus'" in stderr and "empty payload" not in stderr
+    assert "SessionStart, UserPromptSubmit, PreToolUse" in stderr
+    assert not (store / "state" / "hook-errors.log").exists()
+    # A host's own event name is known, and a real event still fails open silently.
+    for event in ("BeforeTool", "SessionStart"):
+        known = subprocess.run(
+            [*memdir_exe, "hook", event], input=b"{}", capture_output=True, cwd=store.parent
+        )
+        assert (known.returncode, known.stderr) == (0, b"")

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from memdir.hooks.context import Context
-from memdir.hooks.payload import HookResult, exit_refusal, normalise, render
+from memdir.hooks.payload import EVENT_ALIASES, HookResult, exit_refusal, normalise, render
 from memdir.kernel.hostio import hookio
 from memdir.kernel.hostio.hosttable import host_entry
 from memdir.kernel.storage import paths
@@ -284,6 +284,7 @@ Usage: memdir hook EVENT [--host HOST] [--preview [--json] [--prompt TEXT]]
 
   The entry point the coding agent's hooks run: reads the host's JSON payload on stdin,
   prints nothing or one JSON object, always exits 0 (DESIGN §7). `memdir install` wires it.
+  An EVENT no host has is refused (exit 2) before anything is read.
 
   EVENT   SessionStart UserPromptSubmit PreToolUse PostToolUse PostToolUseFailure
           PostToolBatch Stop PreCompact PostCompact SessionEnd (or the host's own names)
@@ -293,21 +294,38 @@ Usage: memdir hook EVENT [--host HOST] [--preview [--json] [--prompt TEXT]]
 """Printed for ``memdir hook --help`` (a person asking; hosts never pass it)."""
 
 
+def known_event(name: str) -> bool:
+    """Whether ``name`` is one of memdir's events or any host's own name for one.
+
+    A name no host uses is a person's typo, never a host's call: installed hooks only ever
+    name events of the host table (:mod:`memdir.kernel.hostio.hosttable`).
+    """
+    return name in HANDLERS or any(name in table for table in EVENT_ALIASES.values())
+
+
 def run(argv: list[str]) -> int:
     """Handle one hook invocation; return the process exit status.
 
     Always 0, except 2 with the reason on stderr when memdir refuses a tool call of a host that
-    blocks only by exit code (Windsurf's pre-hooks).
+    blocks only by exit code (Windsurf's pre-hooks), and 2 for an event no host has (a typo
+    typed by a person: :func:`known_event`), named on stderr with the valid ones, before
+    anything is read or logged.
     """
     if "--help" in argv or "-h" in argv:
         sys.stdout.write(USAGE)
         return 0
     if "--preview" in argv:
         return run_preview(argv)
+    event_arg, host = _arguments(argv)
+    if event_arg and not known_event(event_arg):
+        sys.stderr.write(
+            f"memdir: unknown hook event {event_arg!r}; memdir handles {', '.join(HANDLERS)} "
+            "(or a host's own name for one: see `memdir hosts`); nothing was read or logged\n"
+        )
+        return 2
     if os.environ.get(GUARD):
         return 0
     os.environ[GUARD] = "1"
-    event_arg, host = _arguments(argv)
     budget = BUDGET_SECONDS.get(event_arg, DEFAULT_BUDGET_SECONDS)
     deadline = time.monotonic() + budget
     store: Path | None = None

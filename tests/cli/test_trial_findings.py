@@ -185,3 +185,28 @@ def test_hook_with_an_unknown_event_names_the_valid_ones_and_exits_2(
             [*memdir_exe, "hook", event], input=b"{}", capture_output=True, cwd=store.parent
         )
         assert (known.returncode, known.stderr) == (0, b"")
+
+
+def test_health_names_the_command_that_clears_hook_errors(
+    store: Path, memdir_exe: list[str]
+) -> None:
+    import subprocess
+
+    hook = subprocess.run(
+        [*memdir_exe, "hook", "SessionStart"], input=b"{not json", cwd=store.parent
+    )
+    assert hook.returncode == 0  # fails open, logs it
+    assert (store / "state" / "hook-errors.log").stat().st_size
+
+    failing = run_cli("health")
+    assert failing.exit_code == 1
+    assert "hook_errors: 1 hook failure(s) logged" in failing.stdout
+    assert "fix: read state/hook-errors.log, then `memdir health --clear-errors`" in (
+        failing.stdout
+    )
+    cleared = run_cli("health", "--clear-errors")
+    assert cleared.exit_code == 0, cleared.stdout
+    assert "cleared 1 hook error entries" in cleared.stderr
+    assert "hook_errors" not in cleared.stdout
+    assert run_cli("health").exit_code == 0
+    assert _json(["health", "--clear-errors"])["ok"] is True  # nothing left: still fine

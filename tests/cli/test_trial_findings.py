@@ -168,23 +168,54 @@ def test_review_of_a_record_that_is_no_candidate_says_what_it_is_and_what_to_run
 def test_hook_with_an_unknown_event_names_the_valid_ones_and_exits_2(
     store: Path, memdir_exe: list[str]
 ) -> None:
+    """Typed in a terminal: exit 2 at once, naming the valid events; nothing read or logged."""
+    import os
+    import pty
+    import subprocess
+
+    primary, terminal = pty.openpty()
+    try:
+        done = subprocess.run(
+            [*memdir_exe, "hook", "Bogus"],
+            stdin=terminal,
+            capture_output=True,
+            cwd=store.parent,
+            timeout=60,  # it must not wait for the terminal's input
+        )
+    finally:
+        os.close(terminal)
+        os.close(primary)
+    assert done.returncode == 2
+    assert done.stdout == b""
+    stderr = done.stderr.decode()
+    assert "unknown hook event 'Bogus'" in stderr and "empty payload" not in stderr
+    assert "memdir handles SessionStart, UserPromptSubmit, PreToolUse" in stderr
+    assert not (store / "state" / "hook-errors.log").exists()
+
+
+def test_a_hosts_call_with_an_unknown_event_is_logged_as_one_and_exits_0(
+    store: Path, memdir_exe: list[str]
+) -> None:
+    """A host is never answered 2 (it would block its prompt or tool: DESIGN §7)."""
     import subprocess
 
     done = subprocess.run(
         [*memdir_exe, "hook", "Bogus"], input=b"", capture_output=True, cwd=store.parent
     )
-    assert done.returncode == 2
-    assert done.stdout == b""
-    stderr = done.stderr.decode()
-    assert "unknown hook event 'Bogus'" in stderr and "empty payload" not in stderr
-    assert "SessionStart, UserPromptSubmit, PreToolUse" in stderr
-    assert not (store / "state" / "hook-errors.log").exists()
-    # A host's own event name is known, and a real event still fails open silently.
-    for event in ("BeforeTool", "SessionStart"):
-        known = subprocess.run(
-            [*memdir_exe, "hook", event], input=b"{}", capture_output=True, cwd=store.parent
-        )
-        assert (known.returncode, known.stderr) == (0, b"")
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    log = (store / "state" / "hook-errors.log").read_text()
+    assert "unknown hook event 'Bogus'; memdir handles SessionStart" in log
+    assert "empty payload" not in log
+    health = run_cli("health")
+    assert health.exit_code == 1 and "hook_errors" in health.stdout
+    # A host's own event name is known: it runs as that event.
+    known = subprocess.run(
+        [*memdir_exe, "hook", "BeforeTool", "--host", "gemini"],
+        input=b"{}",
+        capture_output=True,
+        cwd=store.parent,
+    )
+    assert (known.returncode, known.stderr) == (0, b"")
 
 
 def test_health_names_the_command_that_clears_hook_errors(

@@ -284,7 +284,7 @@ Usage: memdir hook EVENT [--host HOST] [--preview [--json] [--prompt TEXT]]
 
   The entry point the coding agent's hooks run: reads the host's JSON payload on stdin,
   prints nothing or one JSON object, always exits 0 (DESIGN §7). `memdir install` wires it.
-  An EVENT no host has is refused (exit 2) before anything is read.
+  An EVENT no host has, typed in a terminal, is refused (exit 2) before anything is read.
 
   EVENT   SessionStart UserPromptSubmit PreToolUse PostToolUse PostToolUseFailure
           PostToolBatch Stop PreCompact PostCompact SessionEnd (or the host's own names)
@@ -307,9 +307,11 @@ def run(argv: list[str]) -> int:
     """Handle one hook invocation; return the process exit status.
 
     Always 0, except 2 with the reason on stderr when memdir refuses a tool call of a host that
-    blocks only by exit code (Windsurf's pre-hooks), and 2 for an event no host has (a typo
-    typed by a person: :func:`known_event`), named on stderr with the valid ones, before
-    anything is read or logged.
+    blocks only by exit code (Windsurf's pre-hooks), and 2 when a person types an event no host
+    has (:func:`known_event`; stdin is a terminal): the valid events are named on stderr before
+    anything is read or logged. A host is never answered 2 for an unknown event (Claude Code
+    would block the prompt or the tool; DESIGN §7, §10 invariant 6): its call reads its payload,
+    logs "unknown hook event" with the valid ones to ``state/hook-errors.log`` and exits 0.
     """
     if "--help" in argv or "-h" in argv:
         sys.stdout.write(USAGE)
@@ -317,11 +319,14 @@ def run(argv: list[str]) -> int:
     if "--preview" in argv:
         return run_preview(argv)
     event_arg, host = _arguments(argv)
-    if event_arg and not known_event(event_arg):
-        sys.stderr.write(
-            f"memdir: unknown hook event {event_arg!r}; memdir handles {', '.join(HANDLERS)} "
-            "(or a host's own name for one: see `memdir hosts`); nothing was read or logged\n"
-        )
+    unknown = (
+        f"unknown hook event {event_arg!r}; memdir handles {', '.join(HANDLERS)} "
+        "(or a host's own name for one: see `memdir hosts`)"
+        if event_arg and not known_event(event_arg)
+        else ""
+    )
+    if unknown and sys.stdin.isatty():  # a person typing, not a host: say so, wait for nothing
+        sys.stderr.write(f"memdir: {unknown}; nothing was read or logged\n")
         return 2
     if os.environ.get(GUARD):
         return 0
@@ -340,6 +345,9 @@ def run(argv: list[str]) -> int:
         store = stop.store = _find_store(host, event.cwd, event.session, starting=starting)
         if store is not None:
             paths.check_layout(store)  # a store folder linking outside: log it, touch nothing
+        if unknown:  # a host's call: never answered 2 (see the docstring)
+            paths.log_hook_error(store, event_arg, unknown)
+            return 0
         if problem:
             paths.log_hook_error(store, event_arg or "?", f"ignored input: {problem}")
             return 0

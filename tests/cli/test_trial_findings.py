@@ -241,3 +241,27 @@ def test_health_names_the_command_that_clears_hook_errors(
     assert "hook_errors" not in cleared.stdout
     assert run_cli("health").exit_code == 0
     assert _json(["health", "--clear-errors"])["ok"] is True  # nothing left: still fine
+
+
+def test_list_is_newest_first_within_the_same_second(store: Path) -> None:
+    """Record times have whole seconds: two records of one second come by creation order."""
+    from datetime import UTC, datetime
+
+    from memdir.kernel.base import clock
+
+    ids = []
+    try:
+        for millis, text in ((100, "The queue is Kafka"), (600, "Builds run on CI only")):
+            clock.freeze(datetime(2026, 12, 4, 10, 0, 0, millis * 1000, tzinfo=UTC))
+            ids.append(
+                _json(["remember", text, "--kind", "decision" if millis == 100 else "fact"])["id"]
+            )
+    finally:
+        clock.freeze(None)
+    first, second = ids
+    assert first.startswith("d-") and second.startswith("f-")  # id order alone would mislead
+    listed = _json(["list"])["results"]
+    assert [r["updated_at"] for r in listed] == ["2026-12-04T10:00:00Z"] * 2
+    assert [r["id"] for r in listed] == [second, first]
+    plain = run_cli("list").stdout.splitlines()
+    assert plain[0].startswith(second) and plain[1].startswith(first)

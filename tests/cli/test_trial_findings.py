@@ -265,3 +265,18 @@ def test_list_is_newest_first_within_the_same_second(store: Path) -> None:
     assert [r["id"] for r in listed] == [second, first]
     plain = run_cli("list").stdout.splitlines()
     assert plain[0].startswith(second) and plain[1].startswith(first)
+
+
+def test_stats_by_tag_shows_only_the_tags_a_person_gave(store: Path) -> None:
+    rule = _json(["remember", "Amounts are integer cents", "--kind", "rule", "--tag", "billing"])[
+        "id"
+    ]
+    _json(["remember", "Cents in src/billing", "--paths", "src/billing/**", "--tag", "billing"])
+    assert run_cli("pin", rule).exit_code == 0
+    assert run_cli("bug", "log", "--error", "TypeError in export", "--fix", "cast").exit_code == 0
+    _json(["remember", "The release checklist is open to all", "--tag", "open"])
+
+    assert _json(["stats"])["tags"] == {"billing": 2, "open": 1}
+    shown = run_cli("stats").stdout
+    assert "active by tag: 2 billing, 1 open" in shown
+    assert "pinned" not in shown and "path:" not in shown

@@ -1,6 +1,7 @@
 """What a fresh user trying memdir saw, through the real CLI: exit codes (DESIGN §9) and messages."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -280,3 +281,17 @@ def test_stats_by_tag_shows_only_the_tags_a_person_gave(store: Path) -> None:
     shown = run_cli("stats").stdout
     assert "active by tag: 2 billing, 1 open" in shown
     assert "pinned" not in shown and "path:" not in shown
+
+
+def test_review_cites_an_imported_candidates_source_not_an_empty_journal(store: Path) -> None:
+    claude_md = store.parent / "CLAUDE.md"
+    claude_md.write_text("# Conventions\n\n- Use pnpm, not npm.\n")
+    assert run_cli("import", "--from", "claude-md", str(claude_md)).exit_code == 0
+    record_id = _observer_candidate("We decided to deploy on Fridays")
+
+    listed = run_cli("review").stdout
+    [imported] = [line for line in listed.splitlines() if "pnpm" in line]
+    assert imported.endswith("Use pnpm, not npm.  [from claude-md CLAUDE.md:3]")
+    assert "[]" not in listed
+    [observed] = [line for line in listed.splitlines() if line.startswith(record_id)]
+    assert re.search(r"  \[journal/[^\]]+\.jsonl:\d+-\d+\]$", observed), observed

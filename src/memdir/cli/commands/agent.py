@@ -253,11 +253,27 @@ def _proposal_line(p: dict[str, Any]) -> str:
     return f"{p['id']}  {who} proposes to {what}{why}"
 
 
+def citation(doc: dict[str, Any]) -> str:
+    """Where a candidate came from, for the review listing; ``""`` when nothing says.
+
+    The journal bytes it was distilled from (``[journal/2026-12-04.jsonl:0-104]``), else the
+    file an importer read it from (``[from claude-md CLAUDE.md:12]``).
+    """
+    source = doc.get("source") or {}
+    if source.get("journal"):
+        return f"  [{source['journal']}]"
+    if source.get("channel") == "import" and source.get("file"):
+        place = next(
+            (f":{source[k]}" for k in ("line", "row", "key") if source.get(k) is not None), ""
+        )
+        return f"  [from {source.get('format') or 'import'} {source['file']}{place}]"
+    return ""
+
+
 def _listing(candidates: list[dict[str, Any]], proposals: list[dict[str, Any]]) -> str:
-    lines = [
-        f"{d['id']}  {d['kind']:<10} {d['text']}  [{(d.get('source') or {}).get('journal') or ''}]"
-        for d in candidates
-    ] or ["no candidates await review"]
+    lines = [f"{d['id']}  {d['kind']:<10} {d['text']}{citation(d)}" for d in candidates] or [
+        "no candidates await review"
+    ]
     if proposals:
         lines += ["", "proposals (accept applies the change as yours; decline leaves it):"]
         lines += [_proposal_line(p) for p in proposals]

@@ -2,6 +2,9 @@
 
 import json
 import re
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -295,3 +298,77 @@ def test_review_cites_an_imported_candidates_source_not_an_empty_journal(store: 
     assert "[]" not in listed
     [observed] = [line for line in listed.splitlines() if line.startswith(record_id)]
     assert re.search(r"  \[journal/[^\]]+\.jsonl:\d+-\d+\]$", observed), observed
+
+
+class _FailingModel(BaseHTTPRequestHandler):
+    """An OpenAI-compatible endpoint on 127.0.0.1 that answers every call HTTP 503."""
+
+    calls = 0
+
+    def log_message(self, *args: object) -> None:  # quiet
+        pass
+
+    def do_POST(self) -> None:
+        type(self).calls += 1
+        self.rfile.read(int(self.headers["Content-Length"]))
+        body = json.dumps({"error": {"message": "model overloaded, try later"}}).encode()
+        self.send_response(503)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.fixture
+def failing_model(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    _FailingModel.calls = 0
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _FailingModel)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    monkeypatch.setenv("MEMDIR_LLM_API_BASE", base)
+    monkeypatch.setenv("MEMDIR_LLM_MODEL", "fake-model")
+    monkeypatch.setenv("MEMDIR_LLM_TIMEOUT", "5")
+    yield base
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.enable_socket
+def test_observe_once_exits_1_naming_the_failing_endpoint_and_loses_nothing(
+    store: Path, failing_model: str
+) -> None:
+    assert (
+        run_cli("journal", "user", "We decided to deploy on Fridays", "--session", "s1").exit_code
+        == 0
+    )
+    failed = run_cli("observe", "--once", "--from-start")
+    assert failed.exit_code == 1
+    assert "read 1 turn(s): 1 candidate(s)" in failed.stdout  # the offline extractor's
+    assert "1 turn(s) kept for the next pass" in failed.stdout
+    assert (
+        f"the LLM endpoint {failing_model} answered HTTP 503: model overloaded, try later"
+        in failed.stderr
+    )
+    assert "nothing is lost: 1 turn(s) kept for the next pass" in failed.stderr
+    doc = _json(["observe", "--once"], 1)
+    assert doc["error"]["code"] == "llm_unavailable" and "HTTP 503" in doc["error"]["message"]
+    assert _FailingModel.calls == 2  # the same batch asked again: its offset was kept
+
+
+@pytest.mark.enable_socket
+def test_an_api_base_without_a_model_uses_no_llm_and_says_so(
+    store: Path, failing_model: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("MEMDIR_LLM_MODEL")
+    assert (
+        run_cli("journal", "user", "We decided to deploy on Fridays", "--session", "s1").exit_code
+        == 0
+    )
+    done = run_cli("observe", "--once", "--from-start")
+    assert done.exit_code == 0, done.stderr
+    assert "read 1 turn(s): 1 candidate(s)" in done.stdout
+    assert (
+        "MEMDIR_LLM_API_BASE is set but MEMDIR_LLM_MODEL is not: no LLM is used, only the "
+        "offline extractor" in done.stderr
+    )
+    assert _FailingModel.calls == 0

@@ -29,6 +29,11 @@ def observe_once(
         return observer.observe_once(handle, from_start=from_start, endpoint=endpoint)
 
 
+def llm_setup_note() -> str | None:
+    """Why the observer uses no LLM although half of its settings is set; ``None`` otherwise."""
+    return llm.setup_note()
+
+
 def review_list(store: Path) -> list[dict[str, Any]]:
     """Return the candidates awaiting review, oldest first."""
     with opened(store) as handle:

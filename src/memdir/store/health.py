@@ -434,7 +434,7 @@ def clear_hook_errors(store: Path) -> int:
     """
     from memdir.kernel.base import appendlog
 
-    log = store / STATE_DIRNAME / HOOK_ERROR_LOG
+    log = layout(store).state_path(HOOK_ERROR_LOG)
     try:
         data = log.read_bytes()
     except FileNotFoundError:

@@ -508,3 +508,27 @@ def test_a_purge_is_never_undone_by_a_sync(tmp_path: Path) -> None:
         assert {r.id for r in service.list_records(store)} == {kept.id}
         assert "larch" not in git(store, "log", "-p", "--all")
     assert "larch" not in git(remote, "log", "-p", "memdir")
+
+
+def test_a_lock_file_a_killed_sync_left_never_blocks_the_next(tmp_path: Path) -> None:
+    """A ``kill -9`` mid-merge leaves git's ``sync-index.lock``: the next sync removes it."""
+    _, (a, b) = _team(tmp_path, 2)
+    _sync(a)
+    _sync(b)
+    service.remember(a, "From the first machine")
+    _sync(a)
+    service.remember(b, "From the second machine")
+    stale = b / ".git" / "memdir" / "sync-index.lock"
+    stale.parent.mkdir(exist_ok=True)
+    stale.write_text("")
+    old = time.time() - 60
+    os.utime(stale, (old, old))
+    done = run_cli("sync", "--store", str(b))
+    assert done.exit_code == 0, done.output
+    assert not stale.exists()
+    _sync(a)
+    assert _tree(a) == _tree(b)
+    assert {r.text for r in service.list_records(a)} == {
+        "From the first machine",
+        "From the second machine",
+    }

@@ -868,6 +868,7 @@ def sync(
     manifest.load(store)  # a store from a newer memdir is refused before anything is written
     out = Synced()
     with store_lock(store, "sync"):
+        gitio.remove_stale_locks(store)  # a sync or git killed before left its lock files
         recover(store)
         if logs_only or local_only:
             out.committed = commit_local(store, logs_only=logs_only, caller=caller)

@@ -532,3 +532,25 @@ def test_a_lock_file_a_killed_sync_left_never_blocks_the_next(tmp_path: Path) ->
         "From the first machine",
         "From the second machine",
     }
+
+
+def test_a_hand_edit_of_the_manifest_is_shared_and_merged(tmp_path: Path) -> None:
+    """``memdir.toml`` says "edit by hand": sync commits such an edit and merges both sides'."""
+    _, (a, b) = _team(tmp_path, 2)
+    _sync(a)
+    _sync(b)
+    ours, theirs = a / "memdir.toml", b / "memdir.toml"
+    ours.write_text("# team note from the first machine\n" + ours.read_text())
+    theirs.write_text(theirs.read_text() + "# a note from the second machine\n")
+    first = run_cli("sync", "--store", str(a))
+    assert first.exit_code == 0, first.output
+    second = run_cli("sync", "--store", str(b))
+    assert second.exit_code == 0, second.output
+    _sync(a)
+    assert _tree(a) == _tree(b)
+    for store in (a, b):
+        text = (store / "memdir.toml").read_text()
+        assert "team note from the first machine" in text
+        assert "a note from the second machine" in text
+        assert git(store, "status", "--porcelain").strip() == ""
+        assert service.health(store).ok

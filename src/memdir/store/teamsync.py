@@ -237,14 +237,16 @@ class Synced:
 def commit_local(store: Path, *, logs_only: bool, caller: Caller) -> list[str]:
     """Commit the logs, anatomy (and unless ``logs_only`` hand edits); return the paths.
 
-    The caller holds the store lock.
+    Hand edits are the records and the store's shared settings (``memdir.toml``, which
+    :func:`sync` has already read and accepted, and ``.gitignore``). The caller holds the store
+    lock.
 
     Raises:
         GitError: git failed.
     """
     folders = ["journal", "actions", "audit", anatomy.ANATOMY_JSON, anatomy.ANATOMY_MD]
     if not logs_only:
-        folders.append("records")
+        folders += ["records", manifest.MANIFEST_NAME, ".gitignore"]
     present = [f for f in folders if (store / f).exists()]
     dirty = [p for f in present for p in gitio.dirty_paths(store, f)]
     if dirty:

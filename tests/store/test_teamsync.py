@@ -554,3 +554,24 @@ def test_a_hand_edit_of_the_manifest_is_shared_and_merged(tmp_path: Path) -> Non
         assert "a note from the second machine" in text
         assert git(store, "status", "--porcelain").strip() == ""
         assert service.health(store).ok
+
+
+def test_a_pin_here_and_a_correction_there_pins_the_correction(tmp_path: Path) -> None:
+    """The pin follows the belief: the correction made on the other machine is pinned."""
+    _, (a, b) = _team(tmp_path, 2)
+    belief = service.remember(a, "Always run migrations before tests").record
+    _sync(a)
+    _sync(b)
+    assert run_cli("pin", "--store", str(a), belief.id).exit_code == 0
+    new = service.correct(b, belief.id, "Always run migrations via make migrate before tests")
+    _sync(a)
+    _sync(b)
+    _sync(a)
+    assert _tree(a) == _tree(b)
+    records = {r.id: r for r in service.list_records(a)}
+    assert "pinned" in records[new.record.id].tags  # the pin reached the correction
+    assert records[new.record.id].status == "active"
+    assert records[belief.id].status == "superseded"
+    assert [r.id for r in records.values() if r.status == "active"] == [new.record.id]
+    assert not [r for r in records.values() if (r.reason or "").startswith("sync merge:")]
+    assert service.health(a).ok

@@ -30,6 +30,8 @@ Merge rules (one file per record keeps independent additions apart):
   a rejection or a forget wins over a concurrent edit, and a correction over an edit;
 - two corrections of one record (one per machine) leave one active belief: the later
   correction stays current, the earlier becomes ``superseded`` by it (:func:`_settle_forks`);
+- a pin, tag or importance change of a record corrected on the other machine goes to the
+  correction (:func:`_carry_edits`);
 - a record whose value a tombstone names (a rejection on another machine) is rejected;
 - append-only logs (journal, actions, audit, tombstones) keep every line of both sides;
 - a file edited by hand on both sides (no audit event made it) that ``git merge-file`` cannot
@@ -246,7 +248,7 @@ def commit_local(store: Path, *, logs_only: bool, caller: Caller) -> list[str]:
     """
     folders = ["journal", "actions", "audit", anatomy.ANATOMY_JSON, anatomy.ANATOMY_MD]
     if not logs_only:
-        folders += ["records", manifest.MANIFEST_NAME, ".gitignore"]
+        folders += ["records", StoreLayout.MANIFEST, ".gitignore"]
     present = [f for f in folders if (store / f).exists()]
     dirty = [p for f in present for p in gitio.dirty_paths(store, f)]
     if dirty:
@@ -332,6 +334,7 @@ class _Merge:
     resolved: list[dict[str, str]] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)
     forks: list[tuple[str, str, str]] = field(default_factory=list)  # (record, succ, succ)
+    carried: list[tuple[str, Record, Record]] = field(default_factory=list)  # (succ, base, edit)
 
 
 def _tree(store: Path, rev: str | None) -> dict[str, str]:
@@ -488,6 +491,16 @@ def _resolve_record(
         if win.text == lose.text:  # the old belief itself is the same on both: keep one copy
             merge.files[path] = win_bytes
             return
+    before = _parse(base, path) if base is not None else None
+    if (
+        win.superseded_by
+        and lose.status == "active"
+        and before is not None
+        and lose.text == before.text == win.text
+    ):  # a pin, tag or importance change here, a correction there: the change follows it
+        merge.carried.append((win.superseded_by, before, lose))
+        merge.files[path] = win_bytes
+        return
     kept_id = copy_id(lose, lose_bytes)
     reason = (
         f"{MERGE_REASON} {win.id} was changed on two machines at once (merged by {label}); "
@@ -585,7 +598,67 @@ def merge_trees(store: Path, base: str | None, ours: str, theirs: str, label: st
                 merge.conflicts.append(path)
     _reject_tombstoned(store, ours_tree, mine, other, merge)
     _settle_forks(store, ours_tree, merge, label)
+    _carry_edits(store, ours_tree, merge)
     return merge
+
+
+def _merged_records(
+    store: Path, ours_tree: dict[str, str], merge: _Merge
+) -> tuple[dict[str, str], Any]:
+    """Return record id → path in the merged tree, and a reader of a path's merged bytes."""
+    by_id = {
+        Path(p).stem: p
+        for p in (*ours_tree, *merge.taken, *merge.files)
+        if p.startswith("records/") and p.endswith(".md")
+    }
+
+    def merged(path: str) -> bytes | None:
+        if path in merge.files:
+            return merge.files[path]
+        sha = merge.taken.get(path) or ours_tree.get(path)
+        return _blobs(store, {sha}).get(sha) if sha else None
+
+    return by_id, merged
+
+
+def _carry_edits(store: Path, ours_tree: dict[str, str], merge: _Merge) -> None:
+    """Apply a metadata edit made on one machine to the correction made on the other.
+
+    A record pinned, tagged or re-weighted here while it was corrected there: the edit (tags
+    added and removed against the merge base, a changed importance) goes to the live end of the
+    correction chain, so a pin is not lost to a concurrent correction. The result is the same
+    whichever machine merges.
+    """
+    if not merge.carried:
+        return
+    by_id, merged = _merged_records(store, ours_tree, merge)
+    for successor, before, edited in merge.carried:
+        seen: set[str] = set()
+        path, record, data = "", None, None
+        current = successor
+        while current and current not in seen and current in by_id:
+            seen.add(current)
+            path = by_id[current]
+            data = merged(path)
+            record = _parse(data, path) if data is not None else None
+            if record is None:
+                break
+            current = record.superseded_by or ""
+        if record is None or record.status != "active":
+            continue
+        added = [t for t in edited.tags if t not in before.tags]
+        removed = set(before.tags) - set(edited.tags)
+        tags = tuple(t for t in record.tags if t not in removed) + tuple(
+            t for t in added if t not in record.tags
+        )
+        importance = edited.importance if edited.importance != before.importance else None
+        if tags == record.tags and (importance is None or importance == record.importance):
+            continue
+        changed = dataclasses.replace(
+            record, tags=tags, importance=record.importance if importance is None else importance
+        )
+        merge.taken.pop(path, None)
+        merge.files[path] = dump(changed).encode("utf-8")
 
 
 def _settle_forks(store: Path, ours_tree: dict[str, str], merge: _Merge, label: str) -> None:
@@ -598,17 +671,7 @@ def _settle_forks(store: Path, ours_tree: dict[str, str], merge: _Merge, label: 
     """
     if not merge.forks:
         return
-    by_id = {
-        Path(p).stem: p
-        for p in (*ours_tree, *merge.taken, *merge.files)
-        if p.startswith("records/") and p.endswith(".md")
-    }
-
-    def merged(path: str) -> bytes | None:
-        if path in merge.files:
-            return merge.files[path]
-        sha = merge.taken.get(path) or ours_tree.get(path)
-        return _blobs(store, {sha}).get(sha) if sha else None
+    by_id, merged = _merged_records(store, ours_tree, merge)
 
     def live_end(record_id: str) -> tuple[str, Record, bytes] | None:
         seen: set[str] = set()

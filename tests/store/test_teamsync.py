@@ -575,3 +575,27 @@ def test_a_pin_here_and_a_correction_there_pins_the_correction(tmp_path: Path) -
     assert [r.id for r in records.values() if r.status == "active"] == [new.record.id]
     assert not [r for r in records.values() if (r.reason or "").startswith("sync merge:")]
     assert service.health(a).ok
+
+
+def test_a_branch_of_the_same_name_holding_code_is_refused_not_merged(tmp_path: Path) -> None:
+    """The remote's ``memdir`` branch holds the project's code: nothing of it enters the store."""
+    _, (a, b) = _team(tmp_path, 2)
+    service.remember(a, "Kept in the store")
+    _sync(a)
+    _sync(b)
+    project = a.parent
+    (project / "app.py").write_text("print('code')\n")
+    git(project, "add", "app.py")
+    git(project, "commit", "-qm", "code")
+    git(project, "push", "-qf", "origin", "HEAD:refs/heads/memdir")
+    service.remember(b, "Written on the second machine")
+    before = _tree(b)
+    refused = run_cli("sync", "--store", str(b))
+    assert refused.exit_code == 3, refused.output
+    assert "not a memdir store" in refused.output and "app.py" in refused.output
+    assert not (b / "app.py").exists() and _tree(b) == before
+    # the same store syncing its own branch still works (the check refuses only a stranger)
+    assert run_cli("remote", "--store", str(b), "--branch", "memdir-store").exit_code == 0
+    assert run_cli("sync", "--store", str(b)).exit_code == 0
+    texts = {r.text for r in service.list_records(b)}
+    assert {"Kept in the store", "Written on the second machine"} <= texts

@@ -57,7 +57,13 @@ from typing import Any
 from memdir.kernel.base.atomic import write_atomic
 from memdir.kernel.base.caller import Caller
 from memdir.kernel.base.clock import parse_instant
-from memdir.kernel.base.errors import GitError, MemdirError, RecordParseError, UsageError
+from memdir.kernel.base.errors import (
+    GitError,
+    MemdirError,
+    RecordParseError,
+    RefusedError,
+    UsageError,
+)
 from memdir.kernel.base.ids import CROCKFORD, KIND_PREFIX
 from memdir.kernel.base.layout import StoreLayout, layout
 from memdir.kernel.base.model import Record
@@ -1024,6 +1030,30 @@ def _check_purges(store: Path, ours: str, theirs: str, url: str, branch: str) ->
             )
 
 
+def _check_is_store(store: Path, ours: str, theirs: str, url: str, branch: str) -> None:
+    """Refuse a remote branch that is not a memdir store (say, the project's own code).
+
+    A store's every commit has ``memdir.toml`` at its root. A branch without it that shares no
+    history with this store is someone else's branch of that name: merging it would bring its
+    files into the store and push them back.
+
+    Raises:
+        RefusedError: the branch is not a store (nothing fetched is merged, nothing changed).
+    """
+    tree = gitio.run_git(store, "ls-tree", "--name-only", theirs).stdout.decode("utf-8", "replace")
+    names = tree.split()
+    if StoreLayout.MANIFEST in names:
+        return
+    if gitio.run_git(store, "merge-base", ours, theirs, check=False).returncode == 0:
+        return  # shares history with this store: a store whose manifest was deleted there
+    shown = ", ".join(names[:5]) + (" …" if len(names) > 5 else "")
+    raise RefusedError(
+        f"branch {branch} of {url} is not a memdir store (no {StoreLayout.MANIFEST} at its "
+        f"root; it holds {shown or 'nothing'}), so nothing was merged and nothing changed here. "
+        "Share the store on another branch: `memdir remote --branch NAME`"
+    )
+
+
 def _pull(store: Path, url: str, branch: str, label: str, out: Synced) -> None:
     theirs = fetch(store, url, branch)
     ours = _head(store)
@@ -1031,6 +1061,7 @@ def _pull(store: Path, url: str, branch: str, label: str, out: Synced) -> None:
         out.pulled = "up-to-date" if out.pulled == "none" else out.pulled
         return
     _check_purges(store, ours, theirs, url, branch)
+    _check_is_store(store, ours, theirs, url, branch)
     if _is_ancestor(store, ours, theirs):
         out.received += _apply(store, ours, theirs)
         out.pulled = "fast-forward" if out.pulled != "merged" else "merged"

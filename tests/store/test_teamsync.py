@@ -284,8 +284,11 @@ def test_remote_shows_and_sets_where_and_refuses_nonsense(tmp_path: Path) -> Non
     assert "memdir" not in git(remote, "branch", "--list")
     with pytest.raises(UsageError, match="no-such-remote"):
         teamsync.set_where(a, "no-such-remote", None)
-    with pytest.raises(UsageError, match="branch"):
-        teamsync.set_where(a, None, "bad..name")
+    for bad in ("bad..name", "refs/heads/x", "HEAD", "-x", "a b", "x.lock", "@{-1}"):
+        with pytest.raises(UsageError, match="branch"):
+            teamsync.set_where(a, None, bad)
+    assert teamsync.set_where(a, None, "team/日本").branch == "team/日本"  # git takes it
+    assert teamsync.set_where(a, None, "team-memory").branch == "team-memory"
     cli = subprocess.run(
         [sys.executable, "-m", "memdir", "remote", "--store", str(a), "--json"],
         capture_output=True,

@@ -87,7 +87,6 @@ MERGE_REASON = "sync merge:"
 PUSH_ATTEMPTS = 5
 LOG_FOLDERS = ("journal/", "actions/", "audit/")
 RETIRED = ("rejected", "forgotten")
-_BRANCH = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$")
 _ZERO = "0" * 40
 
 
@@ -165,6 +164,14 @@ def where(store: Path) -> Where:
     return Where(remote, branch or DEFAULT_BRANCH, resolve_url(store, remote), configured)
 
 
+def _branch_ok(store: Path, branch: str) -> bool:
+    """Whether git takes ``branch`` as a branch name (``git check-ref-format --branch``)."""
+    if "@{" in branch or len(branch) > 200:
+        return False  # git would read @{-1} as "the branch before"
+    done = gitio.run_git(store, "check-ref-format", "--branch", branch, check=False)
+    return done.returncode == 0
+
+
 def set_where(store: Path, remote: str | None, branch: str | None) -> Where:
     """Set where ``store`` is shared (this machine only); return the new setting.
 
@@ -190,8 +197,15 @@ def set_where(store: Path, remote: str | None, branch: str | None) -> Where:
             )
     if branch is not None:
         branch = branch.strip()
-        if not _BRANCH.match(branch) or ".." in branch or branch.endswith((".lock", "/")):
-            raise UsageError(f"not a usable branch name: {branch!r}")
+        if (
+            branch in ("HEAD", "")
+            or branch.startswith(("refs/", "-"))
+            or not _branch_ok(store, branch)
+        ):
+            raise UsageError(
+                f"not a usable branch name: {branch!r} (a short name such as `memdir` or "
+                "`team/memory`; not HEAD, not refs/…)"
+            )
     manifest.load(store)
     gitio.init_repo(store)
     with store_lock(store, "remote"):

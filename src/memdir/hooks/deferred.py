@@ -18,7 +18,7 @@ from pathlib import Path
 from memdir.kernel.storage import paths
 from memdir.kernel.storage.session import session_key
 
-DEFERRED_DIRNAME = "deferred"
+DEFERRED_DIRNAME = paths.StoreLayout.DEFERRED
 """The folder under the store's ``state/`` that holds the kept context."""
 KEEPS_FOR = frozenset({"SessionStart", "UserPromptSubmit"})
 """The events whose answer the host drops."""
@@ -27,7 +27,7 @@ GIVES_ON = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure"})
 
 
 def _path(store: Path, session: str) -> Path:
-    return paths.state_dir(store) / DEFERRED_DIRNAME / f"{session_key(session)}.txt"
+    return paths.StoreLayout(store).in_state(DEFERRED_DIRNAME, f"{session_key(session)}.txt")
 
 
 def keep(store: Path, session: str, text: str) -> None:

@@ -30,6 +30,8 @@ Merge rules (one file per record keeps independent additions apart):
   a rejection or a forget wins over a concurrent edit, and a correction over an edit;
 - two corrections of one record (one per machine) leave one active belief: the later
   correction stays current, the earlier becomes ``superseded`` by it (:func:`_settle_forks`);
+- a pin, tag or importance change of a record corrected on the other machine goes to the
+  correction (:func:`_carry_edits`);
 - a record whose value a tombstone names (a rejection on another machine) is rejected;
 - append-only logs (journal, actions, audit, tombstones) keep every line of both sides;
 - a file edited by hand on both sides (no audit event made it) that ``git merge-file`` cannot
@@ -55,7 +57,13 @@ from typing import Any
 from memdir.kernel.base.atomic import write_atomic
 from memdir.kernel.base.caller import Caller
 from memdir.kernel.base.clock import parse_instant
-from memdir.kernel.base.errors import GitError, MemdirError, RecordParseError, UsageError
+from memdir.kernel.base.errors import (
+    GitError,
+    MemdirError,
+    RecordParseError,
+    RefusedError,
+    UsageError,
+)
 from memdir.kernel.base.ids import CROCKFORD, KIND_PREFIX
 from memdir.kernel.base.layout import StoreLayout, layout
 from memdir.kernel.base.model import Record
@@ -79,7 +87,6 @@ MERGE_REASON = "sync merge:"
 PUSH_ATTEMPTS = 5
 LOG_FOLDERS = ("journal/", "actions/", "audit/")
 RETIRED = ("rejected", "forgotten")
-_BRANCH = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$")
 _ZERO = "0" * 40
 
 
@@ -157,6 +164,14 @@ def where(store: Path) -> Where:
     return Where(remote, branch or DEFAULT_BRANCH, resolve_url(store, remote), configured)
 
 
+def _branch_ok(store: Path, branch: str) -> bool:
+    """Whether git takes ``branch`` as a branch name (``git check-ref-format --branch``)."""
+    if "@{" in branch or len(branch) > 200:
+        return False  # git would read @{-1} as "the branch before"
+    done = gitio.run_git(store, "check-ref-format", "--branch", branch, check=False)
+    return done.returncode == 0
+
+
 def set_where(store: Path, remote: str | None, branch: str | None) -> Where:
     """Set where ``store`` is shared (this machine only); return the new setting.
 
@@ -182,8 +197,15 @@ def set_where(store: Path, remote: str | None, branch: str | None) -> Where:
             )
     if branch is not None:
         branch = branch.strip()
-        if not _BRANCH.match(branch) or ".." in branch or branch.endswith((".lock", "/")):
-            raise UsageError(f"not a usable branch name: {branch!r}")
+        if (
+            branch in ("HEAD", "")
+            or branch.startswith(("refs/", "-"))
+            or not _branch_ok(store, branch)
+        ):
+            raise UsageError(
+                f"not a usable branch name: {branch!r} (a short name such as `memdir` or "
+                "`team/memory`; not HEAD, not refs/…)"
+            )
     manifest.load(store)
     gitio.init_repo(store)
     with store_lock(store, "remote"):
@@ -224,6 +246,8 @@ class Synced:
     received: int = 0  # files that changed here
     resolved: list[dict[str, str]] = field(default_factory=list)  # automatic resolutions
     pushed: bool = False
+    fetched_commits: int = 0  # commits the remote had that this store had not
+    pushed_commits: int = 0  # commits the remote branch did not have before this push
     note: str | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -237,14 +261,16 @@ class Synced:
 def commit_local(store: Path, *, logs_only: bool, caller: Caller) -> list[str]:
     """Commit the logs, anatomy (and unless ``logs_only`` hand edits); return the paths.
 
-    The caller holds the store lock.
+    Hand edits are the records and the store's shared settings (``memdir.toml``, which
+    :func:`sync` has already read and accepted, and ``.gitignore``). The caller holds the store
+    lock.
 
     Raises:
         GitError: git failed.
     """
     folders = ["journal", "actions", "audit", anatomy.ANATOMY_JSON, anatomy.ANATOMY_MD]
     if not logs_only:
-        folders.append("records")
+        folders += ["records", StoreLayout.MANIFEST, ".gitignore"]
     present = [f for f in folders if (store / f).exists()]
     dirty = [p for f in present for p in gitio.dirty_paths(store, f)]
     if dirty:
@@ -330,6 +356,7 @@ class _Merge:
     resolved: list[dict[str, str]] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)
     forks: list[tuple[str, str, str]] = field(default_factory=list)  # (record, succ, succ)
+    carried: list[tuple[str, Record, Record]] = field(default_factory=list)  # (succ, base, edit)
 
 
 def _tree(store: Path, rev: str | None) -> dict[str, str]:
@@ -486,6 +513,16 @@ def _resolve_record(
         if win.text == lose.text:  # the old belief itself is the same on both: keep one copy
             merge.files[path] = win_bytes
             return
+    before = _parse(base, path) if base is not None else None
+    if (
+        win.superseded_by
+        and lose.status == "active"
+        and before is not None
+        and lose.text == before.text == win.text
+    ):  # a pin, tag or importance change here, a correction there: the change follows it
+        merge.carried.append((win.superseded_by, before, lose))
+        merge.files[path] = win_bytes
+        return
     kept_id = copy_id(lose, lose_bytes)
     reason = (
         f"{MERGE_REASON} {win.id} was changed on two machines at once (merged by {label}); "
@@ -583,7 +620,67 @@ def merge_trees(store: Path, base: str | None, ours: str, theirs: str, label: st
                 merge.conflicts.append(path)
     _reject_tombstoned(store, ours_tree, mine, other, merge)
     _settle_forks(store, ours_tree, merge, label)
+    _carry_edits(store, ours_tree, merge)
     return merge
+
+
+def _merged_records(
+    store: Path, ours_tree: dict[str, str], merge: _Merge
+) -> tuple[dict[str, str], Any]:
+    """Return record id → path in the merged tree, and a reader of a path's merged bytes."""
+    by_id = {
+        Path(p).stem: p
+        for p in (*ours_tree, *merge.taken, *merge.files)
+        if p.startswith("records/") and p.endswith(".md")
+    }
+
+    def merged(path: str) -> bytes | None:
+        if path in merge.files:
+            return merge.files[path]
+        sha = merge.taken.get(path) or ours_tree.get(path)
+        return _blobs(store, {sha}).get(sha) if sha else None
+
+    return by_id, merged
+
+
+def _carry_edits(store: Path, ours_tree: dict[str, str], merge: _Merge) -> None:
+    """Apply a metadata edit made on one machine to the correction made on the other.
+
+    A record pinned, tagged or re-weighted here while it was corrected there: the edit (tags
+    added and removed against the merge base, a changed importance) goes to the live end of the
+    correction chain, so a pin is not lost to a concurrent correction. The result is the same
+    whichever machine merges.
+    """
+    if not merge.carried:
+        return
+    by_id, merged = _merged_records(store, ours_tree, merge)
+    for successor, before, edited in merge.carried:
+        seen: set[str] = set()
+        path, record, data = "", None, None
+        current = successor
+        while current and current not in seen and current in by_id:
+            seen.add(current)
+            path = by_id[current]
+            data = merged(path)
+            record = _parse(data, path) if data is not None else None
+            if record is None:
+                break
+            current = record.superseded_by or ""
+        if record is None or record.status != "active":
+            continue
+        added = [t for t in edited.tags if t not in before.tags]
+        removed = set(before.tags) - set(edited.tags)
+        tags = tuple(t for t in record.tags if t not in removed) + tuple(
+            t for t in added if t not in record.tags
+        )
+        importance = edited.importance if edited.importance != before.importance else None
+        if tags == record.tags and (importance is None or importance == record.importance):
+            continue
+        changed = dataclasses.replace(
+            record, tags=tags, importance=record.importance if importance is None else importance
+        )
+        merge.taken.pop(path, None)
+        merge.files[path] = dump(changed).encode("utf-8")
 
 
 def _settle_forks(store: Path, ours_tree: dict[str, str], merge: _Merge, label: str) -> None:
@@ -596,17 +693,7 @@ def _settle_forks(store: Path, ours_tree: dict[str, str], merge: _Merge, label: 
     """
     if not merge.forks:
         return
-    by_id = {
-        Path(p).stem: p
-        for p in (*ours_tree, *merge.taken, *merge.files)
-        if p.startswith("records/") and p.endswith(".md")
-    }
-
-    def merged(path: str) -> bytes | None:
-        if path in merge.files:
-            return merge.files[path]
-        sha = merge.taken.get(path) or ours_tree.get(path)
-        return _blobs(store, {sha}).get(sha) if sha else None
+    by_id, merged = _merged_records(store, ours_tree, merge)
 
     def live_end(record_id: str) -> tuple[str, Record, bytes] | None:
         seen: set[str] = set()
@@ -868,6 +955,7 @@ def sync(
     manifest.load(store)  # a store from a newer memdir is refused before anything is written
     out = Synced()
     with store_lock(store, "sync"):
+        gitio.remove_stale_locks(store)  # a sync or git killed before left its lock files
         recover(store)
         if logs_only or local_only:
             out.committed = commit_local(store, logs_only=logs_only, caller=caller)
@@ -896,8 +984,9 @@ def sync(
             head = _head(store)
             if _rev(store, TRACKING + place.branch) == head:
                 break  # the remote has this commit already: nothing to push
+            ahead = _ahead(store, TRACKING + place.branch, head)
             if push(store, url, place.branch, head):
-                out.pushed = True
+                out.pushed, out.pushed_commits = True, ahead
                 break
             if not pull:
                 out.note = "the remote has changes this machine does not: sync --pull first"
@@ -906,6 +995,18 @@ def sync(
             out.note = f"the remote kept moving; {PUSH_ATTEMPTS} attempts; sync again"
         (layout(store).state_path(CONFLICT)).unlink(missing_ok=True)
     return out
+
+
+def _ahead(store: Path, tracking: str, head: str) -> int:
+    """How many commits ``head`` has that ``tracking`` (a ref or commit) has not.
+
+    All of ``head``'s commits when ``tracking`` does not exist (the remote has no such branch
+    yet: a first push).
+    """
+    since = f"{tracking}..{head}" if _rev(store, tracking) else head
+    done = gitio.run_git(store, "rev-list", "--count", since, check=False)
+    text = done.stdout.decode().strip()
+    return int(text) if done.returncode == 0 and text.isdigit() else 0
 
 
 def _purged(store: Path, rev: str) -> set[str]:
@@ -947,7 +1048,7 @@ def _check_purges(store: Path, ours: str, theirs: str, url: str, branch: str) ->
                 f"but the remote's history still holds it, and a merge would bring its text "
                 f"back. To erase it everywhere, replace the remote branch with this machine's "
                 f"(`git -C {store} push --force {url} HEAD:refs/heads/{branch}`), then run "
-                f"`memdir purge {record_id}` on every other clone before its next sync"
+                f"`memdir purge {record_id} --yes` on every other clone before its next sync"
             )
     for record_id in sorted(other - mine):
         if _holds(store, ours, record_id):
@@ -958,6 +1059,30 @@ def _check_purges(store: Path, ours: str, theirs: str, url: str, branch: str) ->
             )
 
 
+def _check_is_store(store: Path, ours: str, theirs: str, url: str, branch: str) -> None:
+    """Refuse a remote branch that is not a memdir store (say, the project's own code).
+
+    A store's every commit has ``memdir.toml`` at its root. A branch without it that shares no
+    history with this store is someone else's branch of that name: merging it would bring its
+    files into the store and push them back.
+
+    Raises:
+        RefusedError: the branch is not a store (nothing fetched is merged, nothing changed).
+    """
+    tree = gitio.run_git(store, "ls-tree", "--name-only", theirs).stdout.decode("utf-8", "replace")
+    names = tree.split()
+    if StoreLayout.MANIFEST in names:
+        return
+    if gitio.run_git(store, "merge-base", ours, theirs, check=False).returncode == 0:
+        return  # shares history with this store: a store whose manifest was deleted there
+    shown = ", ".join(names[:5]) + (" …" if len(names) > 5 else "")
+    raise RefusedError(
+        f"branch {branch} of {url} is not a memdir store (no {StoreLayout.MANIFEST} at its "
+        f"root; it holds {shown or 'nothing'}), so nothing was merged and nothing changed here. "
+        "Share the store on another branch: `memdir remote --branch NAME`"
+    )
+
+
 def _pull(store: Path, url: str, branch: str, label: str, out: Synced) -> None:
     theirs = fetch(store, url, branch)
     ours = _head(store)
@@ -965,6 +1090,8 @@ def _pull(store: Path, url: str, branch: str, label: str, out: Synced) -> None:
         out.pulled = "up-to-date" if out.pulled == "none" else out.pulled
         return
     _check_purges(store, ours, theirs, url, branch)
+    _check_is_store(store, ours, theirs, url, branch)
+    out.fetched_commits += _ahead(store, ours, theirs)
     if _is_ancestor(store, ours, theirs):
         out.received += _apply(store, ours, theirs)
         out.pulled = "fast-forward" if out.pulled != "merged" else "merged"

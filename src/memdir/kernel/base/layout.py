@@ -121,6 +121,7 @@ class StoreLayout:
     RECALL_HITS = "recall-hits.jsonl"
     RECALL_STATS = "recall-stats.json"
     MAINTAIN = "maintain.json"
+    DEFERRED = "deferred"  # context a host dropped, kept for its next answer (Cline CLI)
     MAINTAIN_LOCK = "maintain.lock"
     MAINTAIN_PID = "maintain.pid"
     MAINTAIN_SPAWNED = "maintain.spawned"

@@ -417,7 +417,14 @@ def _read_text(path: Path) -> str:
         return ""
 
 
-_GIT_LOCKS = ("index.lock", "HEAD.lock", "packed-refs.lock", "config.lock", "memdir/index.lock")
+_GIT_LOCKS = (
+    "index.lock",
+    "HEAD.lock",
+    "packed-refs.lock",
+    "config.lock",
+    "memdir/index.lock",
+    "memdir/sync-index.lock",  # memdir sync's merge index (store/teamsync.py)
+)
 
 
 def remove_stale_locks(store: Path) -> list[str]:

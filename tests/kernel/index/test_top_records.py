@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import random
 import sqlite3
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -147,7 +148,7 @@ def _postings(index: Index) -> set[tuple[str, int, int, int, int]]:
 
 
 @pytest.fixture(scope="module")
-def locomo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Index, list[str]]:
+def locomo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Index, list[str]]]:
     """An index of LoCoMo's dialogue turns as records, and LoCoMo's questions about them.
 
     Conversations 0-2: every turn a record, with a kind, an importance 1..10 and an age up to
@@ -173,9 +174,9 @@ def locomo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Index, list[str]]:
                     )
         questions += [q["question"] for q in sample["qa"]]
     folder = tmp_path_factory.mktemp("locomo-index")
-    index = Index(folder)
-    _put(index, *records)
-    return index, rng.sample(questions, 120)
+    with Index(folder) as index:
+        _put(index, *records)
+        yield index, rng.sample(questions, 120)
 
 
 @pytest.mark.parametrize("long_postings", [R.LONG_POSTINGS, 0])

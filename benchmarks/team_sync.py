@@ -15,7 +15,8 @@ Usage: python benchmarks/team_sync.py [--records N] [--turns N] [--writers N] [-
    from another clone (often one that clone, or a third, corrected meanwhile: a concurrent
    edit resolved by supersession), and syncs. At the end every clone syncs until all agree;
    the benchmark asserts every clone holds the same tree and every text any clone ever wrote
-   is still there (current, or superseded beside its successor), and prints the figures.
+   is still there (current, or superseded beside its successor), that no record has two
+   active corrections, and prints the figures.
 
 Nothing is kept: every store and the remote live in a temporary folder removed at the end.
 """
@@ -251,6 +252,12 @@ def writers(count: int, rounds: int, seed: int = 7) -> None:
         texts = [r.text for r in service.list_records(stores[0])]
         missing = said - set(texts)
         assert not missing, f"lost: {sorted(missing)[:3]}"
+        live: dict[str, int] = {}
+        for record in service.list_records(stores[0]):
+            if record.status == "active" and record.supersedes:
+                live[record.supersedes] = live.get(record.supersedes, 0) + 1
+        forks = sorted(old for old, n in live.items() if n > 1)
+        assert not forks, f"two active corrections of {forks[:3]}"
         statuses: dict[str, int] = {}
         for record in service.list_records(stores[-1]):
             statuses[record.status] = statuses.get(record.status, 0) + 1

@@ -3,7 +3,7 @@
 import json
 from pathlib import Path
 
-from memdir.bench.locomo import DRAGON, load, parse_evidence, run
+from memdir.bench.locomo import DRAGON, load, parse_evidence, run, split
 from tests.conftest import SHARED, run_cli
 
 DATA = SHARED / "data" / "locomo" / "locomo7-dev.json"
@@ -64,3 +64,23 @@ def test_the_cli_prints_json_with_the_documented_keys(tmp_path: Path) -> None:
         "per_category",
     }
     assert doc["dragon"] == DRAGON
+    # one conversation: it is both splits; the splits carry every system, per category
+    assert doc["tune"] == doc["held_out"] == ["conv-26"]
+    for part in ("tune", "held_out"):
+        assert set(doc["splits"][part]) == {"memdir", "reference_fts5"}
+        assert doc["splits"][part]["memdir"]["recall@5"] == doc["memdir"]["recall@5"]
+        assert "multi-hop" in doc["splits"][part]["memdir"]["per_category"]
+
+
+def test_tune_and_held_out_splits_are_the_first_four_of_seven_and_the_rest() -> None:
+    tune, held = split(load(DATA))
+    assert tune == {"conv-26", "conv-30", "conv-41", "conv-42"}
+    assert held == {"conv-43", "conv-44", "conv-47"}
+
+
+def test_a_bad_embedding_choice_is_a_usage_error(tmp_path: Path) -> None:
+    one = tmp_path / "one.json"
+    one.write_text(json.dumps(json.loads(DATA.read_text())[:1]))
+    result = run_cli("bench", "locomo", str(one), "--embed", "openai", "--json")
+    assert result.exit_code == 2
+    assert "needs embed_url and embed_model" in result.stdout

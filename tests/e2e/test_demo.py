@@ -42,6 +42,11 @@ def test_the_demo_replays_two_sessions_and_a_correction() -> None:
     assert "supersedes" in corrected["output"]
     recall = next(s for s in person if s["command"].startswith("memdir recall"))
     assert "linter" in recall["output"] and "r-" in recall["output"]
+    stats = next(s for s in person if s["command"] == "memdir stats")["output"]
+    balance = next(line for line in stats.splitlines() if line.startswith("balance:"))
+    saved = int(balance.split("saved ")[1].split(",")[0])
+    assert saved > 0  # the refusal saved the file less the 30 lines then read by range
+    assert "no price" not in balance  # said once, on the prices line
 
 
 def test_the_demo_accepts_another_project(tmp_path: Path) -> None:

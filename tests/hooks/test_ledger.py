@@ -78,21 +78,40 @@ def test_stats_prices_what_each_model_was_injected_and_saved(store: Path) -> Non
     assert f"as of {prices.PRICES_AS_OF}" in shown
 
 
-def test_a_read_after_a_refusal_is_taken_off_the_saving(store: Path) -> None:
-    # A hook sees a read's file, not how much of it the range returned: the read counts as
-    # the whole file, so the refusal is credited with nothing (never with more than it saved).
-    _read_twice(store, "s-ranged", "claude-sonnet-4-5")
+def _ranged_read(store: Path, session: str, response: Any) -> dict[str, Any]:
+    """A ranged Read of the refused file (lines 1-100) after the refusal; the session's row."""
     target = store.parent / "big.py"
     ranged = {
-        "session_id": "s-ranged",
+        "session_id": session,
         "hook_event_name": "PostToolUse",
         "cwd": str(store.parent),
         "tool_name": "Read",
         "tool_input": {"file_path": str(target), "offset": 1, "limit": 100},
-        "tool_response": {"file": {"filePath": str(target), "content": "x = 1\n" * 100}},
+        "tool_response": response,
     }
     run_hook("PostToolUse", ranged, cwd=store.parent)
-    (row,) = project.stats(store, "s-ranged")["sessions"]
+    (row,) = project.stats(store, session)["sessions"]
+    return dict(row)
+
+
+def test_a_ranged_read_after_a_refusal_takes_what_it_returned_off_the_saving(
+    store: Path,
+) -> None:
+    # The refusal saved the whole file less the 100 lines the agent then read by range.
+    _read_twice(store, "s-ranged", "claude-sonnet-4-5")
+    shown = "x = 1\n" * 100
+    row = _ranged_read(store, "s-ranged", {"file": {"filePath": "big.py", "content": shown}})
+    ledger, balance = row["ledger"], row["balance"]
+    assert ledger["denied_tokens"] == 3000  # the whole file: 12,000 bytes
+    assert ledger["reread_tokens"] == len(shown) // 4 == 150
+    assert balance["saved_tokens"] == 3000 - 150
+
+
+def test_a_read_after_a_refusal_whose_size_is_unknown_cancels_the_saving(store: Path) -> None:
+    # The same refusal; this host's answer does not carry the text read: the read counts as
+    # the whole file, so the refusal is credited with nothing (never with more than it saved).
+    _read_twice(store, "s-blind", "claude-sonnet-4-5")
+    row = _ranged_read(store, "s-blind", {"success": True})
     ledger, balance = row["ledger"], row["balance"]
     assert ledger["denied_tokens"] > 1000 and ledger["reread_tokens"] == ledger["denied_tokens"]
     assert balance["saved_tokens"] == 0 and balance["net_tokens"] == -balance["injected_tokens"]

@@ -1,5 +1,6 @@
 """`memdir health`: quarantine by name, warnings, safe repairs, the exit code."""
 
+import dataclasses
 import json
 import os
 import re
@@ -198,3 +199,19 @@ def test_health_names_id_mismatches_bad_times_and_symlinks_leading_out(
     assert ("bad_timestamp", "records/fact/f-00000000002222.md") in found
     assert ("symlink", "records/fact/f-00000000003333.md") in found
     assert "Text from outside" not in run_cli("list").stdout
+
+
+def test_two_active_corrections_of_one_record_are_a_forked_chain(store: Path) -> None:
+    """A store an older sync left with two live corrections of one belief: health names both."""
+    old = service.remember(store, "The build uses make").record
+    one = service.correct(store, old.id, "The build uses ninja").record
+    assert "forked_chain" not in _codes(store)  # one correction: a chain, no fork
+    other = service.remember(store, "The build uses bazel").record
+    path = store / "records" / "fact" / f"{other.id}.md"
+    path.write_text(dump(dataclasses.replace(other, supersedes=old.id)))
+    result = run_cli("health", "--json")
+    assert result.exit_code == 1
+    forks = [f for f in json.loads(result.stdout)["findings"] if f["code"] == "forked_chain"]
+    assert len(forks) == 1
+    assert one.id in forks[0]["message"] and other.id in forks[0]["message"]
+    assert old.id in forks[0]["message"]

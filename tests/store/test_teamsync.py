@@ -157,7 +157,8 @@ def test_a_rejection_wins_over_a_concurrent_edit_and_review_lists_the_resolution
 
 
 @pytest.mark.slow
-def test_two_edits_of_one_record_keep_both_the_later_current(tmp_path: Path) -> None:
+def test_two_corrections_of_one_record_leave_one_active_belief_the_later(tmp_path: Path) -> None:
+    """Two machines correct one record at once: after sync one belief is active, on both."""
     _, (a, b) = _team(tmp_path, 2)
     belief = service.remember(a, "The build uses make").record
     _sync(a)
@@ -166,16 +167,44 @@ def test_two_edits_of_one_record_keep_both_the_later_current(tmp_path: Path) -> 
     time.sleep(1.1)  # the later edit is later by the records' own clock (whole seconds)
     two = service.correct(b, belief.id, "The build uses bazel").record
     _sync(a)
-    _sync(b)
+    shown = run_cli("sync", "--store", str(b))
+    assert shown.exit_code == 0, shown.output
+    assert f"{two.id} changed on two machines" in shown.output
     _sync(a)
     assert _tree(a) == _tree(b)
-    records = {r.id: r for r in service.list_records(a)}
-    assert records[one.id].status == records[two.id].status == "active"  # nothing lost
-    assert records[belief.id].status == "superseded"
-    assert records[belief.id].superseded_by == two.id  # the later edit is the current one
-    kept = [r for r in records.values() if (r.reason or "").startswith("sync merge:")]
-    assert len(kept) == 1 and kept[0].superseded_by == one.id and kept[0].text == belief.text
-    assert service.health(a).ok
+    for store in (a, b):
+        records = {r.id: r for r in service.list_records(store)}
+        assert records[two.id].status == "active"  # the later correction is current
+        assert records[one.id].status == "superseded"  # the earlier one is kept, not lost
+        assert records[one.id].superseded_by == two.id
+        assert (records[one.id].reason or "").startswith("sync merge:")
+        assert records[belief.id].status == "superseded"
+        assert records[belief.id].superseded_by == two.id
+        active = [r for r in records.values() if r.status == "active"]
+        assert [r.id for r in active] == [two.id]  # one belief about the build, not two
+        assert [h.doc["id"] for h in service.recall(store, "build uses").hits] == [two.id]
+        assert service.health(store).ok
+    review = json.loads(run_cli("review", "--store", str(a), "--json").output)
+    assert [d["id"] for d in review["sync_resolutions"]] == [one.id]
+    refused = run_cli("correct", "--store", str(a), one.id, "--text", "The build uses cmake")
+    assert refused.exit_code != 0 and two.id in refused.output  # points at the live belief
+
+
+def test_two_corrections_on_one_machine_stay_a_chain_through_a_sync(tmp_path: Path) -> None:
+    """The same data without a concurrent correction: nothing is settled, the chain holds."""
+    _, (a, b) = _team(tmp_path, 2)
+    belief = service.remember(a, "The build uses make").record
+    _sync(a)
+    _sync(b)
+    one = service.correct(a, belief.id, "The build uses ninja").record
+    two = service.correct(a, one.id, "The build uses bazel").record
+    service.remember(b, "The docs build with mkdocs")
+    _sync(a)
+    done = _sync(b)
+    assert done.resolved == []
+    records = {r.id: r for r in service.list_records(b)}
+    assert records[two.id].status == "active" and records[one.id].superseded_by == two.id
+    assert not (records[one.id].reason or "").startswith("sync merge:")
 
 
 def test_a_tombstone_rejects_the_same_value_asserted_concurrently(tmp_path: Path) -> None:

@@ -15,6 +15,11 @@ left without evidence is unscored and counted as such. Every category is scored,
 adversarial one (5) included. ``--audit`` applies the locomo-audit errata
 (``correct_evidence`` replaces ``cited_evidence``).
 
+Conversations are also scored in two splits, as ``memdir bench inject`` splits them: *tune*
+(the first four of seven; the first half of a shorter file), on which every ranking constant was
+chosen, and *held-out* (the others), only measured. With ``--embed`` a second memdir row
+re-ranks the same lexical pool with an embedding model (:mod:`memdir.semantic`).
+
 In the same run it scores a plain reference, SQLite FTS5 BM25 with the ``unicode61`` tokenizer
 over the same turn texts, the same stop words dropped, any-term query, and prints the published
 DRAGON dense-retriever row (Maharana et al., ACL 2024).
@@ -41,6 +46,10 @@ from memdir.kernel.index.recall import TURN_WEIGHTS, search_turns
 from memdir.kernel.lang.text import STOP_WORDS
 from memdir.kernel.storage import journal
 from memdir.store.setup import init_store
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memdir.kernel.index.recall import Similarity
 
 DEFAULT_KS = (5, 10, 25, 50)
 DRAGON = {"recall@5": 56.7, "recall@10": 66.2, "recall@25": 76.7, "recall@50": 82.7}
@@ -151,8 +160,14 @@ Searcher = Callable[[str, int], list[str]]
 """(question, k) → dia_ids ranked best first."""
 
 
-def build_memdir(conversation: Conversation, folder: Path) -> tuple[Searcher, Callable[[], None]]:
-    """Journal a conversation into a fresh store; return memdir's searcher and a closer."""
+def build_memdir(
+    conversation: Conversation, folder: Path, similarity: Similarity | None = None
+) -> tuple[Searcher, Callable[[], None]]:
+    """Journal a conversation into a fresh store; return memdir's searcher and a closer.
+
+    ``similarity``: an embedding model's :meth:`~memdir.semantic.StaticModel.similarity` to
+    fuse in (lexical only when ``None``).
+    """
     store = folder / conversation.sample_id / ".memdir"
     init_store(store, scope="project")
     where: dict[tuple[str, int], str] = {}
@@ -165,7 +180,9 @@ def build_memdir(conversation: Conversation, folder: Path) -> tuple[Searcher, Ca
     journal.sync_journal(index, store)
 
     def search(question: str, k: int) -> list[str]:
-        _, hits = search_turns(index, question, limit=k, weights=TURN_WEIGHTS)
+        _, hits = search_turns(
+            index, question, limit=k, weights=TURN_WEIGHTS, similarity=similarity
+        )
         return [where[(h.file, h.offset)] for h in hits]
 
     return search, index.close
@@ -235,10 +252,36 @@ class Scores:
         return out
 
 
+def split(conversations: list[Conversation]) -> tuple[set[str], set[str]]:
+    """Return the tune and held-out conversation ids.
+
+    Tune: the first 4 of 7 or more, else the first half; held-out: the others (the tune split
+    again for a file of one conversation).
+    """
+    ids = [c.sample_id for c in conversations]
+    cut = 4 if len(ids) >= 7 else max(1, len(ids) // 2)
+    return set(ids[:cut]), set(ids[cut:]) or set(ids[:cut])
+
+
+def _summary(scores: Scores) -> dict[str, Any]:
+    return {
+        **scores.summary(),
+        "per_category": {
+            CATEGORIES.get(c, str(c)): s.summary() for c, s in sorted(scores.by_category.items())
+        },
+    }
+
+
 def run(
-    path: Path, *, ks: tuple[int, ...] = DEFAULT_KS, audit: Path | None = None
+    path: Path,
+    *,
+    ks: tuple[int, ...] = DEFAULT_KS,
+    audit: Path | None = None,
+    embed: Similarity | None = None,
 ) -> dict[str, Any]:
     """Run the benchmark and return the ``--json`` document (recall figures in percent).
+
+    ``embed``: an embedding model's similarity; adds the ``memdir_embed`` row (and per split).
 
     Raises:
         UsageError: bad data or ``ks``.
@@ -247,38 +290,48 @@ def run(
         raise UsageError("--k needs positive integers, e.g. 5,10,25,50")
     ks = tuple(sorted(set(ks)))
     conversations = load(path, audit)
-    ours, reference = Scores(ks), Scores(ks)
+    tune, held = split(conversations)
+    systems = ["memdir", "reference_fts5"] + (["memdir_embed"] if embed else [])
+    totals = {name: Scores(ks) for name in systems}
+    splits = {part: {name: Scores(ks) for name in systems} for part in ("tune", "held_out")}
     depth = max(ks)
     with tempfile.TemporaryDirectory(prefix="memdir-locomo-") as tmp:
         for conversation in conversations:
-            memdir_search, close_memdir = build_memdir(conversation, Path(tmp))
-            ref_search, close_ref = build_reference(conversation)
+            searchers: dict[str, tuple[Searcher, Callable[[], None]]] = {
+                "memdir": build_memdir(conversation, Path(tmp)),
+                "reference_fts5": build_reference(conversation),
+            }
+            if embed:
+                searchers["memdir_embed"] = build_memdir(conversation, Path(tmp) / "e", embed)
+            parts = [
+                p
+                for p, ids in (("tune", tune), ("held_out", held))
+                if conversation.sample_id in ids
+            ]
             try:
                 for question in conversation.questions:
-                    started = time.perf_counter()
-                    ranked = memdir_search(question.text, depth)
-                    ours.add(question, ranked, (time.perf_counter() - started) * 1000)
-                    started = time.perf_counter()
-                    ranked = ref_search(question.text, depth)
-                    reference.add(question, ranked, (time.perf_counter() - started) * 1000)
+                    for name, (search, _) in searchers.items():
+                        started = time.perf_counter()
+                        ranked = search(question.text, depth)
+                        took = (time.perf_counter() - started) * 1000
+                        totals[name].add(question, ranked, took)
+                        for part in parts:
+                            splits[part][name].add(question, ranked, took)
             finally:
-                close_memdir()
-                close_ref()
-    per_category = {
-        CATEGORIES.get(c, str(c)): s.summary() for c, s in sorted(ours.by_category.items())
-    }
-    return {
-        "questions_scored": len(ours.rr),
+                for _, close in searchers.values():
+                    close()
+    out: dict[str, Any] = {
+        "questions_scored": len(totals["memdir"].rr),
         "questions_unscored": sum(c.unscored for c in conversations),
         "conversations": len(conversations),
         "audit": str(audit) if audit else None,
-        "memdir": {**ours.summary(), "per_category": per_category},
-        "reference_fts5": {
-            **reference.summary(),
-            "per_category": {
-                CATEGORIES.get(c, str(c)): s.summary()
-                for c, s in sorted(reference.by_category.items())
-            },
-        },
+        **{name: _summary(scores) for name, scores in totals.items()},
         "dragon": dict(DRAGON),
+        "tune": sorted(tune),
+        "held_out": sorted(held),
+        "splits": {
+            part: {name: _summary(scores) for name, scores in by_name.items()}
+            for part, by_name in splits.items()
+        },
     }
+    return out

@@ -326,7 +326,10 @@ def handle(  # noqa: C901 - one branch per tool kind (read, write, shell, patch)
     elif memdir_mcp_tool(event.tool) == "bug_log" and ok:
         change["bug"] = True
     if ok and not event.subagent and reads:
-        seen = [r for r in (_read(context, rel, full_reads) for rel in reads) if r is not None]
+        returned = None if full_reads else _shown_tokens(event.tool_response)
+        seen = [
+            r for r in (_read(context, rel, full_reads, returned) for rel in reads) if r is not None
+        ]
         if seen:
             change["read"] = seen[0] if len(seen) == 1 else seen
     if changed:
@@ -391,9 +394,31 @@ def _full_read_tool(event: HookEvent) -> bool:
     return all(event.tool_input.get(k) in (None, "", 0) for k in tools.RANGE_KEYS)
 
 
-def _read(context: Context, rel: str, full: bool) -> dict[str, Any] | None:
-    """What a read saw: the file's identity now (``session.observe``)."""
+def _shown_tokens(response: Any) -> int | None:
+    """Tokens of the text a ranged read returned, or ``None`` when the payload does not say.
+
+    Claude Code's Read answers ``{"file": {"content": …}}``; other hosts a text or
+    ``{"output": …}``. Four bytes a token, as everywhere in the ledger.
+    """
+    if isinstance(response, dict):
+        inner = response.get("file")
+        response = inner.get("content") if isinstance(inner, dict) else response.get("output")
+    if not isinstance(response, str) or not response:
+        return None
+    return -(-len(response.encode("utf-8", "surrogateescape")) // 4)
+
+
+def _read(
+    context: Context, rel: str, full: bool, shown: int | None = None
+) -> dict[str, Any] | None:
+    """What a read saw: the file's identity now (``session.observe``).
+
+    ``tokens`` is the whole file's (size / 4) for a full read, and what a ranged read
+    returned (``shown``, at most the whole file's) when the host says.
+    """
     seen = session.observe(context.project / rel)
     if seen is None:
         return None
-    return {"rel": rel, **seen, "full": full, "tokens": -(-seen["size"] // 4)}
+    whole = -(-seen["size"] // 4)
+    tokens = whole if full or shown is None else min(shown, whole)
+    return {"rel": rel, **seen, "full": full, "tokens": tokens}

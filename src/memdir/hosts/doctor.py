@@ -11,6 +11,7 @@ never as a pass. The doctor only reads: it never writes a host's trust store.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -19,6 +20,7 @@ import shlex
 import shutil
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -626,6 +628,73 @@ def _ask_droid(binary: str, project: Path, timeout: float) -> list[dict[str, Any
     return [_check("server (droid mcp list)", ok, line.strip()[:300])]
 
 
+def _ask_host(
+    spec: HostSpec, binary: str | None, project: Path, timeout: float
+) -> list[dict[str, Any]]:
+    """Ask ``spec``'s host (its binary, or its operator config) whether memdir works in it."""
+    if spec.name == "openclaw":  # its gates live in the operator's config, read directly
+        return _ask_openclaw(project)
+    if not spec.binary:  # an editor: nothing on PATH to ask
+        return [_check("asked the host", None, f"{spec.title} has no CLI to ask")]
+    if binary is None:
+        return [_cannot_ask(spec)]
+    if spec.name == "claude-code":
+        return _ask_claude(binary, project, timeout)
+    if spec.name == "codex":
+        return _ask_codex(binary, project, timeout)
+    if spec.name == "gemini":
+        return _ask_gemini(binary, project, timeout)
+    if spec.name in ("opencode", "kilo"):
+        return _ask_opencode(spec, binary, project, timeout)
+    if spec.name == "copilot":
+        return _ask_copilot(binary, project, timeout)
+    if spec.name == "qwen":
+        return _ask_qwen(binary, project, timeout)
+    if spec.name == "droid":
+        return _ask_droid(binary, project, timeout)
+    return []
+
+
+@contextlib.contextmanager
+def _left_as_found(project: Path, scope: dict[str, object]) -> Iterator[None]:
+    """Undo what asking a host wrote into the project: doctor only reads.
+
+    Hosts change their own files when run: ``opencode mcp list`` adds ``$schema`` to
+    ``opencode.json`` and installs ``node_modules``, ``package.json`` and a lock file into
+    ``.opencode/`` (OpenCode 1.18.33, seen here). The files an install wrote (``scope``'s
+    paths) get their bytes back, and entries that appeared directly inside the host's own
+    folders (``.opencode/``, ``.kilo/``…; never the project root) are removed.
+    """
+    files: dict[Path, bytes | None] = {}
+    folders: dict[Path, set[str]] = {}
+    for value in scope.values():
+        if not isinstance(value, str) or ("/" not in value and "." not in value):
+            continue  # not a path ("path", "opencode"…)
+        if value.startswith(("/", "~")) or ".." in Path(value).parts:
+            continue  # a personal file outside the project: never touched here
+        path = project / value
+        with contextlib.suppress(OSError):
+            files[path] = path.read_bytes() if path.is_file() else None
+        top = project / Path(value).parts[0]
+        if len(Path(value).parts) > 1 and top.is_dir() and not top.is_symlink():
+            folders[top] = set(os.listdir(top))
+    try:
+        yield
+    finally:
+        for path, data in files.items():
+            with contextlib.suppress(OSError):
+                if data is not None and path.is_file() and path.read_bytes() != data:
+                    path.write_bytes(data)
+        for top, before in folders.items():
+            with contextlib.suppress(OSError):
+                for name in set(os.listdir(top)) - before:
+                    extra = top / name
+                    if extra.is_dir() and not extra.is_symlink():
+                        shutil.rmtree(extra, ignore_errors=True)
+                    else:
+                        extra.unlink(missing_ok=True)
+
+
 def diagnose(
     project: Path, store: Path | None, *, timeout: float = ASK_TIMEOUT_SECONDS
 ) -> list[dict[str, Any]]:
@@ -645,26 +714,8 @@ def diagnose(
         shared = scope == "shared"
         checks = _wiring(spec, project, shared)
         binary = shutil.which(spec.binary) if spec.binary else None
-        if spec.name == "openclaw":  # its gates live in the operator's config, read directly
-            checks += _ask_openclaw(project)
-        elif not spec.binary:  # an editor: nothing on PATH to ask
-            checks.append(_check("asked the host", None, f"{spec.title} has no CLI to ask"))
-        elif binary is None:
-            checks.append(_cannot_ask(spec))
-        elif spec.name == "claude-code":
-            checks += _ask_claude(binary, project, timeout)
-        elif spec.name == "codex":
-            checks += _ask_codex(binary, project, timeout)
-        elif spec.name == "gemini":
-            checks += _ask_gemini(binary, project, timeout)
-        elif spec.name in ("opencode", "kilo"):
-            checks += _ask_opencode(spec, binary, project, timeout)
-        elif spec.name == "copilot":
-            checks += _ask_copilot(binary, project, timeout)
-        elif spec.name == "qwen":
-            checks += _ask_qwen(binary, project, timeout)
-        elif spec.name == "droid":
-            checks += _ask_droid(binary, project, timeout)
+        with _left_as_found(project, spec.scope(shared)):
+            checks += _ask_host(spec, binary, project, timeout)
         oks = [c["ok"] for c in checks]
         reports.append(
             {

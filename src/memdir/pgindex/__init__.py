@@ -776,6 +776,27 @@ class PostgresIndex:
             for rank, r in scored[:size]
         ]
 
+    def turn_neighbours(self, rowids: list[int], spread: int) -> dict[int, list[str]]:
+        """Return the texts of the ``spread`` turns on each side of each turn, same session."""
+        out: dict[int, list[str]] = {}
+        table = self._t("turns")
+        for rowid in rowids:
+            found = self._one(f"SELECT session FROM {table} WHERE rowid = %s", (rowid,))  # noqa: S608
+            if found is None:
+                continue
+            before = self._all(
+                f"SELECT text FROM {table} WHERE session = %s AND rowid < %s"  # noqa: S608
+                " ORDER BY rowid DESC LIMIT %s",
+                (found[0], rowid, spread),
+            )
+            after = self._all(
+                f"SELECT text FROM {table} WHERE session = %s AND rowid > %s"  # noqa: S608
+                " ORDER BY rowid LIMIT %s",
+                (found[0], rowid, spread),
+            )
+            out[rowid] = [r[0] for r in reversed(before)] + [r[0] for r in after]
+        return out
+
     def has_turn_ref(self, ref: str) -> bool:
         """Whether an imported turn with this source id is indexed."""
         return self._one(f"SELECT 1 FROM {self._t('turns')} WHERE ref = %s", (ref,)) is not None  # noqa: S608

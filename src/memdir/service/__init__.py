@@ -659,11 +659,29 @@ def journal_append(
 
 
 def search(store: Path, query: str, *, limit: int = 10, session: str | None = None) -> SearchResult:
-    """Search journal turns; the index catches up with new journal lines first."""
+    """Search journal turns; the index catches up with new journal lines first.
+
+    With ``[recall] embed`` set, the lexical pool is re-ranked with that embedding model
+    (:mod:`memdir.semantic`).
+
+    Raises:
+        UsageError: ``[recall] embed`` names a model that cannot be loaded or reached.
+    """
+    from memdir.kernel.storage import manifest
+
     started = time.perf_counter()
+    settings = manifest.load(store)
+    similarity = None
+    if settings.embed:
+        from memdir.semantic import from_settings
+
+        model = from_settings(settings.embed, settings.embed_url, settings.embed_model)
+        similarity = model.similarity
     with opened(store, scan_records=False) as handle:
         journal_mod.sync_journal(handle.index, store)
-        terms, hits = search_turns(handle.index, query, limit=limit, session=session)
+        terms, hits = search_turns(
+            handle.index, query, limit=limit, session=session, similarity=similarity
+        )
     return SearchResult(query, terms, hits, (time.perf_counter() - started) * 1000)
 
 

@@ -180,7 +180,10 @@ def _link_findings(handle: Handle, report: Report) -> None:
                     f"`memdir correct {src}` without the link",
                 )
             )
+    successors: dict[str, list[str]] = {}
     for doc in handle.index.list_docs():
+        if doc["status"] == "active" and doc.get("supersedes"):
+            successors.setdefault(doc["supersedes"], []).append(doc["id"])
         later = doc.get("superseded_by")
         if doc["status"] == "superseded" and later and later not in statuses:
             erased = purged(later)
@@ -203,6 +206,17 @@ def _link_findings(handle: Handle, report: Report) -> None:
                     f"{doc['id']} supersedes {earlier}, which is still active",
                     handle.index.get_path(earlier),
                     f"`memdir forget {earlier} --reason superseded`",
+                )
+            )
+    for earlier, ids in sorted(successors.items()):
+        if len(ids) > 1:  # two corrections of one record both live (an older sync, a hand edit)
+            report.findings.append(
+                Finding(
+                    "warning",
+                    "forked_chain",
+                    f"{' and '.join(sorted(ids))} both correct {earlier} and are both active",
+                    handle.index.get_path(sorted(ids)[0]),
+                    "keep one: `memdir correct ID --text ...` the other, or `memdir forget ID`",
                 )
             )
 

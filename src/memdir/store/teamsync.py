@@ -28,6 +28,8 @@ Merge rules (one file per record keeps independent additions apart):
   stays current, the earlier is kept as a new record (a deterministic id, so two machines
   merging the same pair agree) with status ``superseded`` and a reason naming the merge;
   a rejection or a forget wins over a concurrent edit, and a correction over an edit;
+- two corrections of one record (one per machine) leave one active belief: the later
+  correction stays current, the earlier becomes ``superseded`` by it (:func:`_settle_forks`);
 - a record whose value a tombstone names (a rejection on another machine) is rejected;
 - append-only logs (journal, actions, audit, tombstones) keep every line of both sides;
 - a file edited by hand on both sides (no audit event made it) that ``git merge-file`` cannot
@@ -327,6 +329,7 @@ class _Merge:
     taken: dict[str, str] = field(default_factory=dict)  # path → a blob one side already has
     resolved: list[dict[str, str]] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)
+    forks: list[tuple[str, str, str]] = field(default_factory=list)  # (record, succ, succ)
 
 
 def _tree(store: Path, rev: str | None) -> dict[str, str]:
@@ -475,6 +478,14 @@ def _resolve_record(
     if lose.status in RETIRED and win.status in RETIRED:
         merge.files[path] = win_bytes
         return
+    forked = bool(win.superseded_by and lose.superseded_by) and win.superseded_by != (
+        lose.superseded_by
+    )
+    if forked:  # corrected on both machines: the two corrections are settled by _settle_forks
+        merge.forks.append((win.id, str(win.superseded_by), str(lose.superseded_by)))
+        if win.text == lose.text:  # the old belief itself is the same on both: keep one copy
+            merge.files[path] = win_bytes
+            return
     kept_id = copy_id(lose, lose_bytes)
     reason = (
         f"{MERGE_REASON} {win.id} was changed on two machines at once (merged by {label}); "
@@ -571,7 +582,70 @@ def merge_trees(store: Path, base: str | None, ours: str, theirs: str, label: st
             else:
                 merge.conflicts.append(path)
     _reject_tombstoned(store, ours_tree, mine, other, merge)
+    _settle_forks(store, ours_tree, merge, label)
     return merge
+
+
+def _settle_forks(store: Path, ours_tree: dict[str, str], merge: _Merge, label: str) -> None:
+    """Leave one active belief where two machines corrected the same record at once.
+
+    Each side's correction chain is followed (``superseded_by``) through the merged tree to its
+    live end; when both ends are active, the later (its ``updated_at``, then its id, so two
+    machines merging the same pair agree) stays current and the earlier becomes ``superseded``
+    by it, with a reason naming the merge (``memdir review`` lists it). Nothing is deleted.
+    """
+    if not merge.forks:
+        return
+    by_id = {
+        Path(p).stem: p
+        for p in (*ours_tree, *merge.taken, *merge.files)
+        if p.startswith("records/") and p.endswith(".md")
+    }
+
+    def merged(path: str) -> bytes | None:
+        if path in merge.files:
+            return merge.files[path]
+        sha = merge.taken.get(path) or ours_tree.get(path)
+        return _blobs(store, {sha}).get(sha) if sha else None
+
+    def live_end(record_id: str) -> tuple[str, Record, bytes] | None:
+        seen: set[str] = set()
+        end: tuple[str, Record, bytes] | None = None
+        while record_id and record_id not in seen and record_id in by_id:
+            seen.add(record_id)
+            path = by_id[record_id]
+            data = merged(path)
+            record = _parse(data, path) if data is not None else None
+            if record is None or data is None:
+                break
+            end = (path, record, data)
+            record_id = record.superseded_by or ""
+        return end
+
+    for root, first, second in merge.forks:
+        one, two = live_end(first), live_end(second)
+        if one is None or two is None or one[1].id == two[1].id:
+            continue
+        if one[1].status != "active" or two[1].status != "active":
+            continue
+        (_, win, _), (lose_path, lose, _) = sorted(
+            (one, two), key=lambda end: (_instant(end[1]), end[1].id), reverse=True
+        )
+        settled = dataclasses.replace(
+            lose,
+            status="superseded",
+            superseded_by=win.id,
+            reason=(
+                f"{MERGE_REASON} {root} was corrected on two machines at once (merged by "
+                f"{label}); the later correction {win.id} ({win.updated_at}) stays current, "
+                "this one is kept as superseded by it"
+            ),
+        )
+        merge.taken.pop(lose_path, None)
+        merge.files[lose_path] = dump(settled).encode("utf-8")
+        merge.resolved.append(
+            {"record": win.id, "kept_as": lose.id, "current": "active", "path": lose_path}
+        )
 
 
 def _reject_tombstoned(

@@ -513,3 +513,31 @@ def test_record_fixtures(host_run: HostRun) -> None:
     folder = FIXTURES / f"{host_run.host}-{VERSIONS[host_run.host]}"
     for name, payload in chosen.items():
         write_fixture(payload, folder / f"{name}.json", rewrite)
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(folder)): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and ".git" not in p.parts and ".memdir" not in p.parts
+    }
+
+
+def test_doctor_asks_opencode_and_leaves_the_project_as_it_found_it(tmp_path: Path) -> None:
+    """``opencode mcp list`` writes ``$schema`` and a package into ``.opencode/``: doctor undoes it.
+
+    Paired on the same project: doctor did ask the real binary (its server line is in the
+    report), and afterwards every project file is byte for byte what install left.
+    """
+    binary = host_binary("opencode")
+    box = make_sandbox(tmp_path, "opencode", extra_path=[binary.parent])
+    before = _files(box.project)
+    asked = box.run([sys.executable, "-m", "memdir", "doctor", "--json"], env=_host_env("opencode"))
+    report = json.loads(asked.stdout)
+    host = next(r for r in report["results"] if r["host"] == "opencode")
+    server = next(c for c in host["checks"] if c["check"].startswith("server (opencode"))
+    assert "memdir" in server["detail"], server  # the binary answered about memdir's server
+    assert _files(box.project) == before  # nothing the host wrote while asked is left
+    # the same ask without doctor's guard does change the project (so the test can fail)
+    box.run([str(binary), "mcp", "list"], env=_host_env("opencode"))
+    assert _files(box.project) != before

@@ -26,7 +26,7 @@ def _ks(text: str) -> tuple[int, ...]:
 def _render(v: dict[str, Any]) -> str:
     ks = [k.split("@")[1] for k in v["memdir"] if k.startswith("recall@")]
     head = (
-        "system              "
+        "system                  "
         + "".join(f"R@{k:<6}" for k in ks)
         + "R_all@"
         + f"{ks[0]:<4}"
@@ -44,7 +44,7 @@ def _render(v: dict[str, Any]) -> str:
                 f"{s[f'recall_all@{ks[0]}']:<10.1f}{s['mrr']:<7.3f}{s['p50_ms']:<8.2f}{s['p95_ms']:.2f}"
             )
         )
-        return f"{name:<20}{cells}{extra}"
+        return f"{name:<24}{cells}{extra}"
 
     lines = [
         f"LoCoMo evidence recall: {v['questions_scored']} questions scored in "
@@ -53,13 +53,25 @@ def _render(v: dict[str, Any]) -> str:
         + (f"; errata from {v['audit']}" if v["audit"] else ""),
         head,
         row("memdir", v["memdir"]),
+        *([row("memdir + embedding", v["memdir_embed"])] if "memdir_embed" in v else []),
         row("FTS5 reference", v["reference_fts5"]),
         row("DRAGON (paper)", v["dragon"]),
-        "",
-        "memdir by category:",
     ]
-    for name, s in v["memdir"]["per_category"].items():
-        lines.append(row(f"  {name} ({s['questions']})", s))
+    systems = [("memdir", "memdir")]
+    if "memdir_embed" in v:
+        systems.append(("memdir_embed", "memdir + embedding"))
+    for key, label in systems:
+        lines += ["", f"{label} by category:"]
+        for name, s in v[key]["per_category"].items():
+            lines.append(row(f"  {name} ({s['questions']})", s))
+    for part, label in (("tune", "tune"), ("held_out", "held-out")):
+        lines += ["", f"{label} split ({', '.join(v[part])}):"]
+        for key, name in [*systems, ("reference_fts5", "FTS5 reference")]:
+            lines.append(row(f"  {name}", v["splits"][part][key]))
+        for key, _ in systems:
+            tag = "+embed" if key == "memdir_embed" else "memdir"
+            for category, s in v["splits"][part][key]["per_category"].items():
+                lines.append(row(f"    {tag} {category[:13]}", s))
     return "\n".join(lines)
 
 
@@ -74,17 +86,45 @@ def _render(v: dict[str, Any]) -> str:
     default=None,
     help="locomo-audit errata JSON: use its corrected evidence.",
 )
+@click.option(
+    "--embed",
+    type=click.Choice(["wordllama", "openai"]),
+    default=None,
+    help="Also score memdir with an embedding model fused in (see [recall] embed).",
+)
+@click.option("--embed-url", default="", help="--embed openai: the endpoint's base URL (…/v1).")
+@click.option("--embed-model", default="", help="--embed openai: the model name to ask for.")
 @json_option
-def locomo(path: Path, ks: str, audit: Path | None, as_json: bool) -> None:
+def locomo(
+    path: Path,
+    ks: str,
+    audit: Path | None,
+    embed: str | None,
+    embed_url: str,
+    embed_model: str,
+    as_json: bool,
+) -> None:
     """Evidence recall@k on LoCoMo conversations, beside FTS5 and DRAGON.
+
+    Figures for all conversations, then for the tune and held-out splits. ``--embed`` adds a
+    row with an embedding model fused in: ``wordllama`` (the static vectors the wordllama
+    wheel ships; ``pip install 'memdir[embed]'``) or ``openai`` (an OpenAI-compatible
+    ``/embeddings`` endpoint; key from ``MEMDIR_EMBED_API_KEY``).
 
     \b
     Example:
         memdir bench locomo ../shared/data/locomo/locomo7-dev.json
+        memdir bench locomo ../shared/data/locomo/locomo7-dev.json --embed wordllama
     """
     from memdir.bench.locomo import run
 
-    emit(run(path, ks=_ks(ks), audit=audit), as_json=as_json, render=_render)
+    similarity = None
+    if embed:
+        from memdir.semantic import from_settings
+
+        similarity = from_settings(embed, embed_url, embed_model).similarity
+    result = run(path, ks=_ks(ks), audit=audit, embed=similarity)
+    emit(result, as_json=as_json, render=_render)
 
 
 @bench.command()

@@ -231,13 +231,15 @@ def _first_session(demo: Demo, lock_file: Path, readme: Path) -> None:
         tool_name="Read",
         tool_input=ranged,
     )
+    lines = lock_file.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True)
+    shown = "".join(lines[39:69])  # what Claude Code returns for offset 40, limit 30
     demo.agent(
         "PostToolUse",
         "demo-1",
         "ranged read done",
         tool_name="Read",
         tool_input=ranged,
-        tool_response={"type": "text", "file": {"filePath": str(lock_file), "content": "…"}},
+        tool_response={"type": "text", "file": {"filePath": str(lock_file), "content": shown}},
     )
     with readme.open("a", encoding="utf-8") as fh:
         fh.write("\nThe store lock is an flock on state/lock; see kernel/storage/lock.py.\n")

@@ -193,7 +193,9 @@ def doctor(directory: Path | None, timeout: float, as_json: bool) -> None:
     Checks memdir's wiring in the host's files (a host may rewrite them and
     drop entries), that the hook command can be found, and asks the host
     itself (`claude mcp get memdir`, Codex's hooks/list trust status and
-    `codex mcp list`, `gemini mcp list`). Never writes a host's trust store.
+    `codex mcp list`, `gemini mcp list`). Never writes a host's trust store,
+    and undoes what a host writes into the project while asked (OpenCode's
+    `$schema` and `.opencode/` package files).
     Exits 1 when a host will not run memdir, saying how to repair it. A host
     it could not ask (its CLI not on PATH) is reported "UNKNOWN: could not
     ask the host": not a pass, but not a definite failure, so it exits 0.
@@ -367,13 +369,13 @@ def stats(
     found = project.stats(resolve(store), session_id)
 
     def usd(value: float | None) -> str:
-        return "no price" if value is None else f"${value:.4f}"
+        return "" if value is None else f" (${value:.4f})"  # no price: tokens only
 
     def balance(b: dict[str, Any]) -> str:
         return (
-            f"injected {b['injected_tokens']} tokens ({usd(b['injected_usd'])}), saved "
-            f"{b['saved_tokens']} ({usd(b['saved_usd'])}), net {b['net_tokens']:+d} "
-            f"({usd(b['net_usd'])}); not repeated: {b['withheld_tokens']}"
+            f"injected {b['injected_tokens']} tokens{usd(b['injected_usd'])}, saved "
+            f"{b['saved_tokens']}{usd(b['saved_usd'])}, net {b['net_tokens']:+d}"
+            f"{usd(b['net_usd'])}; not repeated: {b['withheld_tokens']}"
         )
 
     def render(v: dict[str, Any]) -> str:
@@ -390,10 +392,21 @@ def stats(
             f"{t['denied']} (~{t['denied_tokens']} tokens, {t['reread_tokens']} read anyway)",
         ]
         for model, b in v["models"].items():
-            lines.append(f"  {model}: {balance(b)}")
+            lines.append(f"  {'model unknown' if model == 'unknown' else model}: {balance(b)}")
+        unpriced = [
+            "sessions whose model is unknown" if m == "unknown" else m
+            for m, b in v["models"].items()
+            if b["injected_usd"] is None
+        ]
         lines.append(
             f"prices: USD per million input tokens as of {v['prices']['as_of']} "
             "(override in memdir.toml [prices])"
+            + (
+                f"; no price for {', '.join(unpriced)} (the host did not say which model, or "
+                "it is not in the table): tokens only"
+                if unpriced
+                else ""
+            )
         )
         lines.append(f"sessions: {len(v['sessions'])}")
         for s in v["sessions"][:10]:

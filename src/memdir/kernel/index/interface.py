@@ -188,6 +188,14 @@ class IndexBackend(Protocol):
         ``window`` > 0 ranks only the ``window`` newest matching turns; ``session`` filters.
         """
 
+    def turn_neighbours(self, rowids: list[int], spread: int) -> dict[int, list[str]]:
+        """Return the texts of the ``spread`` turns on each side of each turn, same session.
+
+        Keys are the given rowids (unknown ones left out); values the neighbours' texts,
+        earlier turns first. For an optional semantic re-rank (:func:`~memdir.kernel.index.
+        recall.search_turns`).
+        """
+
     def has_turn_ref(self, ref: str) -> bool:
         """Whether an imported turn with this source id is indexed."""
 

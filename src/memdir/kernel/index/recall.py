@@ -57,9 +57,12 @@ from memdir.kernel.lang.text import terms as term_list
 
 TYPE_CHECKING = False  # the hook path never imports typing or dataclasses (start-up cost)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from memdir.kernel.index.interface import IndexBackend, RecordRow, TurnRow
+
+    Similarity = Callable[[str, list[str], list[list[str]], list[str]], list[float]]
 
 COLUMN_WEIGHTS = (4.0, 3.0, 2.0, 1.0)
 """BM25 weights of records_fts columns: text, aliases, tags, body."""
@@ -87,6 +90,11 @@ LENGTH_PRIOR = 0.2
 """× len(text) ^ 0.2: a longer turn carries more to find (a mild prior, 1.0 at one character)."""
 QUESTION_PENALTY = 0.9
 """× for a turn that is itself a question: answers are what a search looks for."""
+SEMANTIC_WEIGHT = 1.0
+"""With an embedding model (optional): ``score / best score + w × cosine`` over the pool; w was
+chosen on LoCoMo's tuning conversations (0.3, 0.6 and 1.0 tried; ``docs/benchmarks.md``)."""
+SEMANTIC_SPREAD = 2
+"""Neighbours on each side (same session) the embedding of a turn takes in, as the index does."""
 
 
 def half_life_days(importance: int) -> float:
@@ -394,11 +402,26 @@ def search_turns(
     limit: int = 10,
     session: str | None = None,
     weights: tuple[float, float, float] = TURN_WEIGHTS,
+    similarity: Similarity | None = None,
+    semantic_weight: float = SEMANTIC_WEIGHT,
 ) -> tuple[tuple[str, ...], list[TurnHit]]:
     """Return the query terms and the journal turns most relevant to ``query``, best first.
 
     The recipe (module docstring): BM25 over the turn, its month and its ±2 neighbours, a pool
     of ``max(200, 4 × limit)`` rows re-ranked by the speaker, length and question priors.
+
+    Args:
+        index: An open index.
+        query: Free text.
+        limit: Most hits to return.
+        session: Only this session's turns (all when ``None``).
+        weights: BM25 weights of the turn, month and neighbour columns.
+        similarity: Optional embedding model (``memdir.semantic``): given the query, the pool's
+            texts, each one's neighbours (:data:`SEMANTIC_SPREAD` a side) and the speakers'
+            names, the cosine of each text to the query. The whole pool is then re-ranked by
+            :func:`fuse_turns`; it only re-orders the lexical pool (no turn without a query
+            word is added).
+        semantic_weight: ``w`` of :func:`fuse_turns`.
     """
     terms = query_terms(query, extra_stop_words=QUESTION_WORDS)
     if not terms or limit <= 0:
@@ -410,7 +433,39 @@ def search_turns(
     # walks its rowids newest first and stops), instead of ranking hundreds of thousands.
     window = TURN_CAP * TURN_CONTEXT_SPREAD if common else 0  # 0: no limit
     rows = index.turn_pool(kept, weights, window, session, max(TURN_POOL, 4 * limit))
-    return tuple(terms), rank_turns(rows, terms, limit)
+    if similarity is None or not rows:
+        return tuple(terms), rank_turns(rows, terms, limit)
+    near = index.turn_neighbours([row[0] for row in rows], SEMANTIC_SPREAD)
+    speakers = sorted({row[6] for row in rows})
+    cosines = similarity(
+        query, [row[7] for row in rows], [near.get(row[0], []) for row in rows], speakers
+    )
+    by_key = {(row[1], row[3]): cosine for row, cosine in zip(rows, cosines, strict=True)}
+    hits = rank_turns(rows, terms, len(rows))
+    sims = [by_key[(hit.file, hit.offset)] for hit in hits]
+    return tuple(terms), fuse_turns(hits, sims, semantic_weight)[:limit]
+
+
+def fuse_turns(hits: list[TurnHit], cosines: list[float], weight: float) -> list[TurnHit]:
+    """Re-rank lexically ranked hits by ``score / best score + weight × cosine``, best first.
+
+    Args:
+        hits: From :func:`rank_turns`, best first (scores positive).
+        cosines: One embedding cosine (−1..1) to the query per hit, in the same order.
+        weight: How much a cosine of 1 weighs against the best lexical score (1.0).
+
+    Returns:
+        The same hits, their ``score`` replaced by the fused one; ties keep the lexical order.
+    """
+    if not hits:
+        return []
+    top = hits[0].score or 1.0
+    fused = []
+    for order, (hit, cosine) in enumerate(zip(hits, cosines, strict=True)):
+        hit.score = hit.score / top + weight * cosine
+        fused.append((-hit.score, order, hit))
+    fused.sort(key=lambda item: (item[0], item[1]))
+    return [hit for _, _, hit in fused]
 
 
 def rank_turns(rows: Iterable[TurnRow], terms: list[str], limit: int) -> list[TurnHit]:

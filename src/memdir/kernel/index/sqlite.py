@@ -908,6 +908,30 @@ class Index:
         params.append(size)
         return self._conn.execute(sql, params).fetchall()
 
+    def turn_neighbours(self, rowids: list[int], spread: int) -> dict[int, list[str]]:
+        """Return the texts of the ``spread`` turns on each side of each turn, same session.
+
+        Keys are the given rowids; values the neighbours' texts, earlier turns first.
+        """
+        out: dict[int, list[str]] = {}
+        for rowid in rowids:
+            found = self._conn.execute(
+                "SELECT session FROM turns WHERE rowid = ?", (rowid,)
+            ).fetchone()
+            if found is None:
+                continue
+            before = self._conn.execute(
+                "SELECT text FROM turns WHERE session = ? AND rowid < ? ORDER BY rowid DESC"
+                " LIMIT ?",
+                (found[0], rowid, spread),
+            ).fetchall()
+            after = self._conn.execute(
+                "SELECT text FROM turns WHERE session = ? AND rowid > ? ORDER BY rowid LIMIT ?",
+                (found[0], rowid, spread),
+            ).fetchall()
+            out[rowid] = [r[0] for r in reversed(before)] + [r[0] for r in after]
+        return out
+
     def has_turn_ref(self, ref: str) -> bool:
         """Whether an imported turn with this source id is indexed."""
         row = self._conn.execute("SELECT 1 FROM turns WHERE ref = ?", (ref,)).fetchone()

@@ -34,6 +34,10 @@ decay = false         # forgetting curve (half-life by importance); off by defau
 min_score = 0.0       # results below this score are left out
 
 prompt_min_score = 1.0  # per-prompt recall injects only records scoring at least this
+# embed = "wordllama"  # journal search also re-ranks by an embedding model: "wordllama"
+#                       (bundled vectors, pip install 'memdir[embed]') or "openai" (below)
+# embed_url = "http://127.0.0.1:8080/v1"   # "openai": an OpenAI-compatible endpoint
+# embed_model = "nomic-embed-text"         # ... and its model (key: $MEMDIR_EMBED_API_KEY)
 
 [budgets]
 digest_tokens = 400   # session digest, estimated as ceil(UTF-8 bytes / 4)
@@ -93,6 +97,9 @@ SETTINGS: dict[str, object] = {
     "budget_candidates": 100,
     "budget_map_files": 5000,
     "prompt_min_score": 1.0,
+    "embed": "",
+    "embed_url": "",
+    "embed_model": "",
     "duplicate_read": "deny",
     "resurface_every": 25,
     "governor": "shape",
@@ -132,6 +139,9 @@ class Manifest:
     budget_candidates: int
     budget_map_files: int
     prompt_min_score: float
+    embed: str
+    embed_url: str
+    embed_model: str
     duplicate_read: str
     resurface_every: int
     governor: str
@@ -410,6 +420,9 @@ def parse(store: Path) -> Manifest:
         prompt_min_score=float(
             _get(recall, "prompt_min_score", (int, float), 1.0, where + " [recall]")
         ),
+        embed=_get(recall, "embed", str, "", where + " [recall]"),
+        embed_url=_get(recall, "embed_url", str, "", where + " [recall]"),
+        embed_model=_get(recall, "embed_model", str, "", where + " [recall]"),
         duplicate_read=duplicate_read,
         **_governor(_get(data, "governor", dict, {}, where), where + " [governor]"),
         **_maintenance(_get(data, "maintenance", dict, {}, where), where + " [maintenance]"),

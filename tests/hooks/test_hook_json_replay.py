@@ -221,6 +221,41 @@ def test_cline_documented_payloads_are_unnested(store: Path) -> None:
     _no_hook_errors(store)
 
 
+@pytest.mark.slow
+def test_cline_cli_payloads_keep_the_digest_for_a_tool_answer_and_never_cancel(
+    store: Path,
+) -> None:
+    """Cline CLI 3.0.65's recorded payloads: snake-case names, stringified parameters, the
+    TaskStart answer dropped (so the digest rides on the next tool answer), no ``cancel``."""
+    project = _project(store)
+    _seed(project)
+    folder = "cline-3.0.65"
+    assert _replay("cline", folder, "TaskStart", project).json is None  # never read: kept
+    first = _replay("cline", folder, "PreToolUse-read_files", project).json
+    assert first is not None and first["cancel"] is False
+    assert "Use pytest" in first["contextModification"]
+    _replay("cline", folder, "PostToolUse-read_files", project)
+    refused = _replay("cline", folder, "PreToolUse-read_files", project).json
+    assert refused is not None and refused["cancel"] is False  # cancel would end the task
+    assert "already read in full" in refused["contextModification"]
+    assert "Use pytest" not in refused["contextModification"]  # the digest was given once
+    for name in (
+        "PostToolUse-read_files-ranged",
+        "PostToolUse-editor",
+        "PostToolUse-editor-create",
+        "PostToolUse-run_commands",
+        "PostToolUse-run_commands-fail",
+        "TaskComplete",
+    ):
+        _replay("cline", folder, name, project)
+    seen = _actions(store)
+    assert ("Read", "notes.txt", True) in seen and ("Edit", "notes.txt", True) in seen
+    assert ("Edit", "docs/todo.md", True) in seen
+    assert ("Bash", "echo shell-ok", True) in seen
+    assert ("Bash", "ls no-such-file-here", False) in seen
+    _no_hook_errors(store)
+
+
 def test_copilot_transcript_never_gives_the_previous_turns_answer(tmp_path: Path) -> None:
     from memdir.hooks.stop import last_assistant_message
 

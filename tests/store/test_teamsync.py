@@ -284,8 +284,11 @@ def test_remote_shows_and_sets_where_and_refuses_nonsense(tmp_path: Path) -> Non
     assert "memdir" not in git(remote, "branch", "--list")
     with pytest.raises(UsageError, match="no-such-remote"):
         teamsync.set_where(a, "no-such-remote", None)
-    with pytest.raises(UsageError, match="branch"):
-        teamsync.set_where(a, None, "bad..name")
+    for bad in ("bad..name", "refs/heads/x", "HEAD", "-x", "a b", "x.lock", "@{-1}"):
+        with pytest.raises(UsageError, match="branch"):
+            teamsync.set_where(a, None, bad)
+    assert teamsync.set_where(a, None, "team/日本").branch == "team/日本"  # git takes it
+    assert teamsync.set_where(a, None, "team-memory").branch == "team-memory"
     cli = subprocess.run(
         [sys.executable, "-m", "memdir", "remote", "--store", str(a), "--json"],
         capture_output=True,
@@ -508,3 +511,94 @@ def test_a_purge_is_never_undone_by_a_sync(tmp_path: Path) -> None:
         assert {r.id for r in service.list_records(store)} == {kept.id}
         assert "larch" not in git(store, "log", "-p", "--all")
     assert "larch" not in git(remote, "log", "-p", "memdir")
+
+
+def test_a_lock_file_a_killed_sync_left_never_blocks_the_next(tmp_path: Path) -> None:
+    """A ``kill -9`` mid-merge leaves git's ``sync-index.lock``: the next sync removes it."""
+    _, (a, b) = _team(tmp_path, 2)
+    _sync(a)
+    _sync(b)
+    service.remember(a, "From the first machine")
+    _sync(a)
+    service.remember(b, "From the second machine")
+    stale = b / ".git" / "memdir" / "sync-index.lock"
+    stale.parent.mkdir(exist_ok=True)
+    stale.write_text("")
+    old = time.time() - 60
+    os.utime(stale, (old, old))
+    done = run_cli("sync", "--store", str(b))
+    assert done.exit_code == 0, done.output
+    assert not stale.exists()
+    _sync(a)
+    assert _tree(a) == _tree(b)
+    assert {r.text for r in service.list_records(a)} == {
+        "From the first machine",
+        "From the second machine",
+    }
+
+
+def test_a_hand_edit_of_the_manifest_is_shared_and_merged(tmp_path: Path) -> None:
+    """``memdir.toml`` says "edit by hand": sync commits such an edit and merges both sides'."""
+    _, (a, b) = _team(tmp_path, 2)
+    _sync(a)
+    _sync(b)
+    ours, theirs = a / "memdir.toml", b / "memdir.toml"
+    ours.write_text("# team note from the first machine\n" + ours.read_text())
+    theirs.write_text(theirs.read_text() + "# a note from the second machine\n")
+    first = run_cli("sync", "--store", str(a))
+    assert first.exit_code == 0, first.output
+    second = run_cli("sync", "--store", str(b))
+    assert second.exit_code == 0, second.output
+    _sync(a)
+    assert _tree(a) == _tree(b)
+    for store in (a, b):
+        text = (store / "memdir.toml").read_text()
+        assert "team note from the first machine" in text
+        assert "a note from the second machine" in text
+        assert git(store, "status", "--porcelain").strip() == ""
+        assert service.health(store).ok
+
+
+def test_a_pin_here_and_a_correction_there_pins_the_correction(tmp_path: Path) -> None:
+    """The pin follows the belief: the correction made on the other machine is pinned."""
+    _, (a, b) = _team(tmp_path, 2)
+    belief = service.remember(a, "Always run migrations before tests").record
+    _sync(a)
+    _sync(b)
+    assert run_cli("pin", "--store", str(a), belief.id).exit_code == 0
+    new = service.correct(b, belief.id, "Always run migrations via make migrate before tests")
+    _sync(a)
+    _sync(b)
+    _sync(a)
+    assert _tree(a) == _tree(b)
+    records = {r.id: r for r in service.list_records(a)}
+    assert "pinned" in records[new.record.id].tags  # the pin reached the correction
+    assert records[new.record.id].status == "active"
+    assert records[belief.id].status == "superseded"
+    assert [r.id for r in records.values() if r.status == "active"] == [new.record.id]
+    assert not [r for r in records.values() if (r.reason or "").startswith("sync merge:")]
+    assert service.health(a).ok
+
+
+def test_a_branch_of_the_same_name_holding_code_is_refused_not_merged(tmp_path: Path) -> None:
+    """The remote's ``memdir`` branch holds the project's code: nothing of it enters the store."""
+    _, (a, b) = _team(tmp_path, 2)
+    service.remember(a, "Kept in the store")
+    _sync(a)
+    _sync(b)
+    project = a.parent
+    (project / "app.py").write_text("print('code')\n")
+    git(project, "add", "app.py")
+    git(project, "commit", "-qm", "code")
+    git(project, "push", "-qf", "origin", "HEAD:refs/heads/memdir")
+    service.remember(b, "Written on the second machine")
+    before = _tree(b)
+    refused = run_cli("sync", "--store", str(b))
+    assert refused.exit_code == 3, refused.output
+    assert "not a memdir store" in refused.output and "app.py" in refused.output
+    assert not (b / "app.py").exists() and _tree(b) == before
+    # the same store syncing its own branch still works (the check refuses only a stranger)
+    assert run_cli("remote", "--store", str(b), "--branch", "memdir-store").exit_code == 0
+    assert run_cli("sync", "--store", str(b)).exit_code == 0
+    texts = {r.text for r in service.list_records(b)}
+    assert {"Kept in the store", "Written on the second machine"} <= texts

@@ -4,7 +4,10 @@ One fixture store holds, for each kind of material that must never be served, a 
 topic: the excluded record and a live one. Every surface is asked about every topic; the
 excluded text must be absent AND the live text present, so a filter that drops everything
 fails. Kinds: superseded, rejected, forgotten, purged, candidate, other-scope (a user-store
-file copied into the project store) and expired (``valid_until`` past).
+file copied into the project store), other-project (a record file copied by hand from another
+project's store: it names that project's identity), tombstoned (a rejected value restored as
+an active record by a hand edit, outside memdir's write path) and expired (``valid_until``
+past).
 """
 
 from __future__ import annotations
@@ -53,6 +56,16 @@ PAIRS: dict[str, tuple[str, str, str]] = {
         "badger editor",
         "Badger editor for my notes is Vim.",
         "Badger editor settings live in EditorConfig.",
+    ),
+    "other-project": (
+        "marmot queue broker",
+        "Marmot queue broker is RabbitMQ on port 5673.",
+        "Marmot queue broker settings live in deploy/broker.toml.",
+    ),
+    "tombstoned": (
+        "puffin cache ttl",
+        "Puffin cache entries expire after ten minutes.",
+        "Puffin cache entries are keyed by tenant.",
     ),
     "expired": (
         "lynx merges freeze",
@@ -119,6 +132,8 @@ def fixture_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
             service.remember(store, excluded, kind="rule", caller=OBSERVER, status="candidate")
         elif topic == "expired":
             add(excluded, valid_until="2026-01-01")
+        elif topic in ("tombstoned", "other-project"):
+            _by_hand(store, topic, excluded, add)
         elif topic == "other-scope":
             user = service.init(project, user=True).store
             rid = service.remember(user, excluded, kind="rule", caller=OWNER).record.id
@@ -129,6 +144,38 @@ def fixture_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     service.reindex(store)
     yield store
     mp.undo()
+
+
+def _by_hand(store: Path, topic: str, excluded: str, add: Any) -> None:
+    """Plant what reaches a store outside memdir's write path.
+
+    ``tombstoned``: a rejected value restored as an active record; ``other-project``: a record
+    file copied from another project's store.
+    """
+    from tests.conftest import git
+
+    if topic == "tombstoned":
+        wrong = add(excluded)
+        service.reject(store, wrong, "not so", caller=OWNER)
+        # the same value back as an active record, by hand (a new id; a copy from a
+        # backup, a merge memdir did not make): memdir's write path never saw it
+        text = (store / "records" / "rule" / f"{wrong}.md").read_text()
+        twin = wrong[:-4] + "zzzz"
+        (store / "records" / "rule" / f"{twin}.md").write_text(
+            text.replace(wrong, twin).replace('"rejected"', '"active"')
+        )
+        return
+    other = store.parent.parent / "other"
+    other.mkdir()
+    git(other, "init", "-q")
+    (other / "README.md").write_text("# another project\n")
+    git(other, "add", "README.md")
+    git(other, "commit", "-qm", "another initial commit")
+    theirs = service.init(other).store
+    rid = service.remember(theirs, excluded, kind="rule", caller=OWNER).record.id
+    src = theirs / "records" / "rule" / f"{rid}.md"
+    assert 'project: "prj-' in src.read_text()  # it names its own project
+    (store / "records" / "rule" / src.name).write_text(src.read_text())
 
 
 def _live(topic: str) -> str:
@@ -200,11 +247,37 @@ async def test_mcp_recall_list_index_and_get(fixture_store: Path) -> None:
             _check(topic, index)
 
 
+NOT_EXPORTED = ("purged", "other-scope", "other-project")
+"""What no export carries; an export of every status is the owner's copy of the store, so it
+keeps superseded, rejected, expired and (being the owner's file) hand-restored records."""
+NOT_ACTIVE = ("superseded", "rejected", "forgotten", "candidate", "tombstoned", *NOT_EXPORTED)
+"""What an export of ``active`` records (what memdir believes) never carries: a tombstoned
+value restored by hand is withheld there as on every other read; an expired one is kept
+(an export holds every time)."""
+
+
 def test_export_never_carries_purged_or_other_scope_text(fixture_store: Path) -> None:
     lines = memory.export_records(fixture_store, [])
     exported = "".join(lines)
-    for topic in ("purged", "other-scope"):
+    for topic in NOT_EXPORTED:
         _check(topic, exported)
     active = "".join(memory.export_records(fixture_store, ["active"]))
-    for topic in ("superseded", "rejected", "forgotten", "purged", "candidate", "other-scope"):
+    for topic in NOT_ACTIVE:
         _check(topic, json.dumps([json.loads(x)["text"] for x in active.splitlines()]))
+
+
+def test_amp_export_keeps_to_the_store_scope_and_project(
+    fixture_store: Path, tmp_path: Path
+) -> None:
+    from memdir.service import portable
+
+    every = tmp_path / "every"
+    portable.export_amp(fixture_store, every, [])
+    written = "".join(p.read_text() for p in every.rglob("*.md"))
+    for topic in NOT_EXPORTED:
+        _check(topic, written)
+    active = tmp_path / "active"
+    portable.export_amp(fixture_store, active, ["active"])
+    written = "".join(p.read_text() for p in active.rglob("*.md"))
+    for topic in NOT_ACTIVE:
+        _check(topic, written)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -81,3 +82,76 @@ def test_the_bug_log_and_the_hooks_ask_the_same_rule(store: Path) -> None:
         store, "E2", "f", str(store.parent / "src" / "b.py"), caller=Caller("agent", "mcp")
     )
     assert "File: src/b.py" in kept.record.body
+
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "memdir"
+HARD_CODED = re.compile(
+    r"""/\s*"state"|/\s*(?:paths\.)?STATE_DIRNAME\b|state_dir\([^()]*\)\s*/"""
+    r"""|"(?:backups|installs|explicit-spool|intent\.json|intent\.refused\.json)"|"state/\w"""
+)
+"""A store-relative name joined by hand: ``store / "state" / …``, ``state_dir(store) / …``,
+or a ``state/`` file, backups, installs, spool or intent named outside the layout."""
+
+
+def _hard_coded(text: str) -> list[str]:
+    """Code lines (not comments or docstring prose) that join a store name by hand."""
+    found = []
+    for line in text.splitlines():
+        code = line.split("#", 1)[0]
+        if HARD_CODED.search(code) and not code.lstrip().startswith(("``", '"""')):
+            found.append(line.strip())
+    return found
+
+
+def test_no_module_joins_a_store_relative_name_outside_the_layout() -> None:
+    offenders = {
+        str(path.relative_to(SRC)): hits
+        for path in sorted(SRC.rglob("*.py"))
+        if path.name != "layout.py" and (hits := _hard_coded(path.read_text(encoding="utf-8")))
+    }
+    assert offenders == {}
+    # the guard is not vacuous: it finds each kind of join it forbids
+    planted = (
+        'x = store / "state" / "a.json"\n'
+        "y = state_dir(store) / NAME\n"
+        'z = store / "state/intent.json"\n'
+        'w = base / "backups"\n'
+    )
+    assert len(_hard_coded(planted)) == 4
+
+
+def test_every_state_file_name_comes_from_the_layout() -> None:
+    from memdir.hooks import context, dispatch, governor, post_tool_use, pre_tool_use
+    from memdir.kernel.index import digest
+    from memdir.kernel.lang import pathscope
+    from memdir.kernel.storage import hits, journal, saves, upkeep
+    from memdir.mcp import start
+    from memdir.observe import observer, transcripts
+    from memdir.store import scan, teamsync
+
+    names = {
+        pre_tool_use.NOTED: StoreLayout.GOVERNOR_NOTED,
+        context.REINDEX_MARKER: StoreLayout.REINDEX_MARKER,
+        post_tool_use.SPOOL: StoreLayout.ANATOMY_SPOOL,
+        governor.OUTPUTS: StoreLayout.OUTPUTS,
+        dispatch.SESSION_ROOTS: StoreLayout.SESSION_ROOTS,
+        observer.STATE_NAME: StoreLayout.OBSERVER,
+        observer.LOCK_NAME: StoreLayout.OBSERVER_LOCK,
+        transcripts.PROGRESS_NAME: StoreLayout.IMPORTS,
+        hits.LOG: StoreLayout.RECALL_HITS,
+        hits.STATS: StoreLayout.RECALL_STATS,
+        upkeep.STATE: StoreLayout.MAINTAIN,
+        upkeep.PID: StoreLayout.MAINTAIN_PID,
+        saves.SAVES_FILE: StoreLayout.SAVES,
+        journal.MACHINE_FILE: StoreLayout.MACHINE,
+        digest.MIRROR_FLAG: StoreLayout.MIRROR_FLAG,
+        digest.DEMOTED: StoreLayout.DEMOTED,
+        pathscope.CACHE: StoreLayout.PATH_SCOPED,
+        teamsync.PENDING: StoreLayout.SYNC_PENDING,
+        teamsync.CONFLICT: StoreLayout.SYNC_CONFLICT,
+        scan.STAMP_NAME: StoreLayout.RECORDS_STAMP,
+        start.SNAPSHOT: StoreLayout.MCP_START,
+    }
+    assert all(mine is theirs for mine, theirs in names.items())
+    values = [v for k, v in vars(StoreLayout).items() if k.isupper()]
+    assert len(values) == len(set(values))  # no two names for one file

@@ -151,3 +151,70 @@ async def test_mcp_takes_the_same_dates(store: Path) -> None:
         now = await client.call_tool("memory_recall", {"query": "message queue"})
     assert [r["text"] for r in json.loads(text_of(then))["results"]] == [OLD]
     assert [r["text"] for r in json.loads(text_of(now))["results"]] == [NEW]
+
+
+def test_an_agents_proposal_to_correct_an_owners_record_carries_its_end_date(
+    store: Path,
+) -> None:
+    from memdir.kernel.base.caller import Caller
+    from memdir.service import memory
+
+    owner, agent = Caller("owner", "cli"), Caller("agent", "mcp")
+    old = service.remember(store, OLD, valid_from="2025-06-01", caller=owner).record
+    asked = service.correct(
+        store, old.id, NEW, reason="migrated", valid_until="2026-03-01", caller=agent
+    )
+    assert asked.proposal is not None and asked.proposal.valid_until == "2026-03-01"
+    pending = memory.proposals_pending(store)
+    assert [p["valid_until"] for p in pending] == ["2026-03-01"]
+    # nothing changed until the owner decides: the old value is still what is true now
+    assert _ids(store, "message queue production") == [old.id]
+    memory.proposal_accept(store, asked.proposal.id, caller=owner)
+    new = next(h.doc for h in service.recall(store, "message queue production").hits)
+    assert new["text"] == NEW and new["valid_from"] == "2026-03-01"
+    assert _ids(store, "message queue production") == [new["id"]]  # now: only the new value
+    assert _ids(store, "message queue production", as_of="2026-02-15") == [old.id]
+    assert service.get(store, old.id).valid_until == "2026-03-01"
+
+
+def test_an_agents_proposal_with_a_backwards_end_date_is_refused_like_the_owners(
+    store: Path,
+) -> None:
+    from memdir.kernel.base.caller import Caller
+    from memdir.kernel.base.errors import UsageError
+    from memdir.service import memory
+
+    old = service.remember(store, OLD, valid_from="2025-06-01", caller=Caller("owner", "cli"))
+    with pytest.raises(UsageError, match="not after"):
+        service.correct(
+            store, old.record.id, NEW, valid_until="2025-01-01", caller=Caller("agent", "mcp")
+        )
+    assert memory.proposals_pending(store) == []
+
+
+@pytest.mark.anyio
+async def test_an_mcp_proposal_on_an_owners_record_carries_its_end_date_through_review(
+    store: Path,
+) -> None:
+    """The agent channel (MCP) asks "true until then, then this"; the owner's review applies it."""
+    from memdir.kernel.base.caller import Caller
+
+    old = service.remember(store, OLD, valid_from="2025-06-01", caller=Caller("owner", "cli"))
+    async with Client(build_server(store)) as client:
+        asked = await client.call_tool(
+            "memory_correct", {"id": old.record.id, "text": NEW, "valid_until": "2026-03-01"}
+        )
+        assert not asked.is_error, asked.content
+        proposed = json.loads(text_of(asked))
+        assert proposed["status"] == "proposed"
+        now = await client.call_tool("memory_recall", {"query": "message queue"})
+    # until the owner decides, the owner's belief is what is served, and the proposal says when
+    assert [r["text"] for r in json.loads(text_of(now))["results"]] == [OLD]
+    listing = run_cli("review", "--store", str(store)).stdout
+    assert "from 2026-03-01 (true until then)" in listing
+    [pending] = json.loads(run_cli("review", "--json", "--store", str(store)).stdout)["proposals"]
+    assert pending["valid_until"] == "2026-03-01"
+    run_cli("review", "--accept", pending["id"], "--store", str(store))
+    assert _ids(store, "message queue production") != [old.record.id]
+    assert [service.get(store, i).text for i in _ids(store, "message queue production")] == [NEW]
+    assert _ids(store, "message queue production", as_of="2026-02-15") == [old.record.id]

@@ -12,19 +12,21 @@ import time
 from pathlib import Path
 
 from memdir.kernel.base.errors import MemdirError
+from memdir.kernel.base.layout import StoreLayout, layout
 from memdir.kernel.storage import manifest
-from memdir.kernel.storage.paths import project_relative, state_dir
+from memdir.kernel.storage.paths import project_relative
 
 TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from memdir.kernel.base.validity import Served
     from memdir.kernel.index import Index
     from memdir.kernel.storage.lifecycle import Handle
     from memdir.kernel.storage.manifest import Manifest
 
 MIN_WAIT_SECONDS = 0.05
-REINDEX_MARKER = "reindex-spawned"
+REINDEX_MARKER = StoreLayout.REINDEX_MARKER
 REINDEX_RESPAWN_SECONDS = 120.0
 """A cold index gets at most one background ``memdir reindex`` per this many seconds."""
 
@@ -58,7 +60,7 @@ def _rebuild_in_background(store: Path) -> None:
     import subprocess
     import sys
 
-    marker = state_dir(store) / REINDEX_MARKER
+    marker = layout(store).in_state(REINDEX_MARKER)
     try:
         if time.time() - marker.stat().st_mtime < REINDEX_RESPAWN_SECONDS:
             return
@@ -94,6 +96,7 @@ class Context:
         self._kept = kept
         self._index: Index | None = None
         self._user_index: Index | None = None
+        self._user_store: Path | None = None
         self._user_looked = False
         self._manifest: Manifest | None = None
         self.cold = False  # set when the index is opened: see :attr:`index`
@@ -161,6 +164,7 @@ class Context:
                         self._user_index = Index(
                             user, busy_timeout_seconds=self.remaining(), read_only=True
                         )
+                        self._user_store = user
             except (MemdirError, OSError, ValueError):
                 self._user_index = None
             except Exception as exc:  # sqlite3 errors: the hook path does not import sqlite3
@@ -168,6 +172,29 @@ class Context:
                     raise
                 self._user_index = None
         return self._user_index
+
+    @property
+    def served(self) -> Served:
+        """The store's read filter: its scope and project identity, its tombstoned values.
+
+        Every digest and injection query puts it in its ``WHERE`` (issue 10, marks 3 and 4;
+        :func:`memdir.kernel.storage.identity.read_filter`).
+        """
+        from memdir.kernel.storage import identity
+
+        return identity.read_filter(self.store, self.settings)
+
+    @property
+    def user_served(self) -> Served | None:
+        """The user store's read filter (``None`` when :attr:`user_index` is ``None``)."""
+        index = self.user_index
+        if index is None or self._user_store is None:
+            return None
+        from memdir.kernel.base.validity import Served
+        from memdir.kernel.storage import audit
+
+        withheld = frozenset(audit.tombstones(self._user_store))
+        return Served(scope="user", withheld=withheld)
 
     def handle(self) -> Handle:
         """Return a lifecycle handle (canonical files only: hooks never parse hand edits).
@@ -202,4 +229,4 @@ class Context:
             self._index = None
         if self._user_index is not None:
             self._user_index.close()
-        self._user_index, self._user_looked = None, False
+        self._user_index, self._user_store, self._user_looked = None, None, False

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from memdir.hooks.context import Context
-from memdir.hooks.payload import HookResult, exit_refusal, normalise, render
+from memdir.hooks.payload import HookEvent, HookResult, exit_refusal, normalise, render
 from memdir.kernel.hostio import hookio
 from memdir.kernel.hostio.hosttable import host_entry
 from memdir.kernel.storage import paths
@@ -70,6 +70,29 @@ HANDLERS: dict[str, str] = {
 
 NO_DRAIN = frozenset({"PreToolUse"})
 """Events that never store spooled explicit requests (a tool waits on them)."""
+
+
+def _deferred(event: HookEvent, store: Path, result: HookResult | None) -> HookResult | None:
+    """Keep what a host drops for the next answer it reads (:mod:`memdir.hooks.deferred`).
+
+    Cline CLI 3.x never reads its TaskStart and UserPromptSubmit hooks' output: their context is
+    kept and returns ``None``; a later PreToolUse or PostToolUse answer carries it, first.
+    """
+    from memdir.hooks import deferred  # only for Cline CLI's payloads
+
+    if event.name in deferred.KEEPS_FOR:
+        if result is not None and result.context:
+            deferred.keep(store, event.session, result.context)
+        return None
+    if event.name not in deferred.GIVES_ON:
+        return result
+    kept = deferred.take(store, event.session)
+    if not kept:
+        return result
+    if result is None:
+        return HookResult(context=kept)
+    result.context = "\n\n".join(text for text in (kept, result.context) if text)
+    return result
 
 
 def _drain_spool(context: Context) -> None:
@@ -134,12 +157,12 @@ def _arguments(argv: list[str]) -> tuple[str, str]:
     return event, options["host"]
 
 
-SESSION_ROOTS = "session-roots"
+SESSION_ROOTS = paths.StoreLayout.SESSION_ROOTS
 SESSION_ROOTS_KEPT = 500
 
 
 def _roots_dir() -> Path:
-    return paths.user_store_dir() / paths.STATE_DIRNAME / SESSION_ROOTS
+    return paths.layout(paths.user_store_dir()).state_path(SESSION_ROOTS)
 
 
 def _recorded_store(session_id: str) -> Path | None:
@@ -338,6 +361,8 @@ def run(argv: list[str]) -> int:
             # __import__, not importlib: the hook path never loads importlib (start-up cost)
             module = __import__(HANDLERS[event.name], fromlist=["handle"])
             result: HookResult | None = module.handle(event, context)
+            if event.raw.get("cline_cli"):
+                result = _deferred(event, store, result)
             if event.name not in NO_DRAIN:
                 _drain_spool(context)
         finally:

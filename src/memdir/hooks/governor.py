@@ -25,6 +25,8 @@ from __future__ import annotations
 import fnmatch
 import re
 
+from memdir.kernel.base.layout import StoreLayout, layout
+
 TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
 if TYPE_CHECKING:
     from pathlib import Path
@@ -32,7 +34,7 @@ if TYPE_CHECKING:
 
 MARK = "# memdir:full"
 """A command carrying this comment is never noted or shaped."""
-OUTPUTS = "outputs"
+OUTPUTS = StoreLayout.OUTPUTS
 OUTPUTS_KEPT = 20
 """Whole outputs kept under ``state/outputs/`` (oldest removed first: they are copies)."""
 REPORTS_FAILURES = frozenset({"tests", "build", "install"})
@@ -222,7 +224,7 @@ def save_output(store: Path, text: str) -> str:
 
     from memdir.kernel.lang.redact import redact
 
-    folder = store / "state" / OUTPUTS
+    folder = layout(store).state_path(OUTPUTS)
     try:
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.txt"

@@ -170,22 +170,7 @@ def _flatten(host: str, event_arg: str, payload: dict[str, Any]) -> dict[str, An
         flat["tool_response"] = _json_object(output) or {"output": output}
         return flat
     if host == "cline":
-        name = text_field(payload, "hookName") or event_arg
-        inner = dict_field(payload, name[:1].lower() + name[1:])
-        meta = dict_field(inner, "taskMetadata")
-        flat = {
-            "hook_event_name": name,
-            "session_id": text_field(payload, "taskId") or text_field(meta, "taskId"),
-            "workspace_roots": payload.get("workspaceRoots"),
-            "prompt": text_field(inner, "prompt"),
-            "tool_name": text_field(inner, "toolName"),
-            "tool_input": _json_object(inner.get("parameters")),
-            "source": "resume" if name == "TaskResume" else "",
-        }
-        if name == "PostToolUse":
-            success = inner.get("success")
-            flat["tool_response"] = {"success": success is not False, "output": inner.get("result")}
-        return flat
+        return _cline(event_arg, payload)
     if host == "windsurf":
         action = text_field(payload, "agent_action_name") or event_arg
         info = dict_field(payload, "tool_info")
@@ -210,6 +195,111 @@ def _flatten(host: str, event_arg: str, payload: dict[str, Any]) -> dict[str, An
             flat["tool_response"] = info.get("mcp_result") or {"success": True}
         return flat
     return payload
+
+
+CLINE_SDK_EVENTS = {
+    "agent_start": "TaskStart",
+    "agent_resume": "TaskResume",
+    "agent_abort": "TaskCancel",
+    "agent_end": "TaskComplete",
+    "agent_error": "TaskError",
+    "tool_call": "PreToolUse",
+    "tool_result": "PostToolUse",
+    "prompt_submit": "UserPromptSubmit",
+    "pre_compact": "PreCompact",
+    "session_shutdown": "SessionShutdown",
+}
+"""Cline CLI 3.x (the SDK runtime) names its hook payloads in snake case (``"hookName":
+"tool_call"``) while its hook files keep the documented names (``PreToolUse``): the payload name
+→ the file name (``@cline/core`` 0.0.86, as released in ``cline`` 3.0.65)."""
+
+
+def _cline_input(tool: str, value: Any) -> dict[str, Any]:
+    """Cline CLI's tool input in the canonical field names.
+
+    ``read_files {files: [{path, start_line, end_line}]}``: one file is ``file_path`` (a line
+    range becomes ``offset``/``limit``), several are ``paths``; ``run_commands {commands: [...]}``
+    is one ``command`` (joined by `` && ``); ``editor {path, old_text, new_text}`` is an edit (or a
+    write, when it has no ``old_text``: it creates the file). The extension's own tools
+    (``read_file {path}``, ``execute_command {command}``) pass through.
+    """
+    args = _json_object(value)
+    if tool == "read_files" and isinstance(args.get("files"), list):
+        files = [f for f in args["files"] if isinstance(f, dict) and isinstance(f.get("path"), str)]
+        if len(files) != 1:
+            return {"paths": [f["path"] for f in files]}
+        one, start, end = files[0], files[0].get("start_line"), files[0].get("end_line")
+        flat: dict[str, Any] = {"file_path": one["path"]}
+        if isinstance(start, int) or isinstance(end, int):
+            first = start if isinstance(start, int) else 1
+            flat["offset"] = first - 1
+            if isinstance(end, int):
+                flat["limit"] = max(end - first + 1, 0)
+        return flat
+    if tool == "run_commands" and isinstance(args.get("commands"), list):
+        return {"command": " && ".join(str(c) for c in args["commands"])}
+    if tool == "editor" and isinstance(args.get("path"), str):
+        return {
+            "file_path": args["path"],
+            "old_string": args.get("old_text") or "",
+            "new_string": args.get("new_text") or "",
+        }
+    return args
+
+
+def _cline(event_arg: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """Cline's payload in Claude Code's field names: the extension's and the CLI's.
+
+    Both nest the event's fields under its own key (``preToolUse.{toolName, parameters}``) next
+    to ``taskId`` and ``workspaceRoots``. Cline CLI 3.x also names the payload in snake case
+    (:data:`CLINE_SDK_EVENTS`), passes every parameter as a JSON string (the tool's real input is
+    in ``tool_call.input`` / ``tool_result.input``), and reports a shell command's failure only
+    per command (``tool_result.output[].success``); its payloads are marked ``cline_cli``.
+    """
+    sdk = CLINE_SDK_EVENTS.get(text_field(payload, "hookName"), "")
+    name = event_arg if event_arg in CLINE_SDK_EVENTS.values() else sdk or event_arg
+    inner = dict_field(payload, name[:1].lower() + name[1:])
+    meta = dict_field(inner, "taskMetadata")
+    call = dict_field(payload, "tool_call") or dict_field(payload, "tool_result")
+    tool = text_field(inner, "toolName") or text_field(call, "name")
+    params = call.get("input") if "input" in call else inner.get("parameters")
+    if "input" not in call and isinstance(params, dict):  # values may be JSON strings
+        params = {k: _json_object(v) or _json_list(v) or v for k, v in params.items()}
+    flat: dict[str, Any] = {
+        "hook_event_name": name,
+        "session_id": text_field(payload, "taskId") or text_field(meta, "taskId"),
+        "workspace_roots": payload.get("workspaceRoots"),
+        "prompt": text_field(inner, "prompt"),
+        "tool_name": tool,
+        "tool_input": _cline_input(tool, params),
+        "source": "resume" if name == "TaskResume" else "",
+        "cline_cli": bool(sdk),
+    }
+    if name == "PostToolUse":
+        success = inner.get("success") is not False
+        output = call.get("output") if "output" in call else inner.get("result")
+        if isinstance(output, list):  # Cline CLI: one entry per file or command
+            success = success and all(
+                not isinstance(o, dict) or o.get("success") is not False for o in output
+            )
+        flat["tool_response"] = {"success": success, "output": output}
+    if name == "TaskComplete":
+        turn = dict_field(payload, "turn")
+        flat["last_assistant_message"] = text_field(turn, "outputText")
+    return flat
+
+
+def _json_list(value: Any) -> list[Any] | None:
+    """A JSON string holding a list, parsed (Cline CLI stringifies list parameters)."""
+    if isinstance(value, str) and value.lstrip().startswith("["):
+        import json
+
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return None
+        return parsed if isinstance(parsed, list) else None
+    return None
 
 
 def normalise(host: str, event_arg: str, payload: dict[str, Any]) -> HookEvent:
@@ -309,9 +399,12 @@ def render(  # noqa: C901 - one branch per host output shape, from the host tabl
             return {"additional_context": result.context}
         return None
     if shape == "cline":
-        if result.deny_reason:
+        if result.deny_reason and not event.raw.get("cline_cli"):
             return {"cancel": True, "errorMessage": result.deny_reason}
-        return {"cancel": False, "contextModification": result.context}
+        # Cline CLI 3.x: ``cancel`` from a hook aborts the whole task (not the one tool call) and
+        # hook files cannot skip a call, so a refusal reaches the model as context instead
+        text = "\n\n".join(t for t in (result.deny_reason, result.context) if t)
+        return {"cancel": False, "contextModification": text}
     if shape == "exit2":  # Windsurf: no answer on stdout; a refusal is exit code 2
         return None
     if host == "gemini":

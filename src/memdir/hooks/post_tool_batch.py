@@ -26,7 +26,10 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
     if not due:
         return None
     injection = digest.top_rules(
-        context.index, project=context.project, budget_tokens=context.settings.rules_tokens
+        context.index,
+        project=context.project,
+        budget_tokens=context.settings.rules_tokens,
+        served=context.served,
     )
     if not injection.text:
         return None

@@ -33,6 +33,7 @@ from memdir.hooks.payload import HookEvent, HookResult
 from memdir.kernel.base import appendlog, jsonl
 from memdir.kernel.base.clock import now_iso
 from memdir.kernel.base.errors import LockTimeoutError
+from memdir.kernel.base.layout import StoreLayout, layout
 from memdir.kernel.hostio.hookio import text_field
 from memdir.kernel.hostio.hosttable import BELIEF_MCP_TOOLS, memdir_mcp_tool
 from memdir.kernel.lang.redact import redact
@@ -40,7 +41,6 @@ from memdir.kernel.lang.text import truncate
 from memdir.kernel.storage import session
 from memdir.kernel.storage.journal import log_name
 from memdir.kernel.storage.lock import store_lock
-from memdir.kernel.storage.paths import state_dir
 
 TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
 
@@ -57,7 +57,7 @@ def _action(store: Path, row: dict[str, Any]) -> None:
 FILE_TOOLS = ("Read", "Write", "Edit", "MultiEdit", "NotebookEdit")
 CHANGING_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
 PATCH_TOOL = "ApplyPatch"
-SPOOL = "anatomy-spool.jsonl"
+SPOOL = StoreLayout.ANATOMY_SPOOL
 COMMAND_CHARS = 300
 ERROR_CHARS = 300
 PATCH_OPS = {"add": "Write", "update": "Edit", "move": "Edit", "delete": "Delete"}
@@ -177,7 +177,7 @@ def patch_rows(event: HookEvent, context: Context) -> list[tuple[dict[str, Any],
 def _update_anatomy(context: Context, paths: list[str]) -> None:
     from memdir.kernel.filemap import anatomy  # only when a file changed
 
-    spool = state_dir(context.store) / SPOOL
+    spool = layout(context.store).in_state(SPOOL)
     try:
         with store_lock(context.store, "anatomy", context.remaining() / 2, queue=False):
             spooled = jsonl.read_tail(spool, 0)

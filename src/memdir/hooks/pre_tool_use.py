@@ -27,6 +27,7 @@ from pathlib import Path
 from memdir.hooks import tools
 from memdir.hooks.context import Context
 from memdir.hooks.payload import HookEvent, HookResult
+from memdir.kernel.base.layout import StoreLayout, layout
 from memdir.kernel.hostio.hookio import text_field
 from memdir.kernel.storage import session
 
@@ -87,7 +88,7 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
     return gated
 
 
-NOTED = "governor-noted"
+NOTED = StoreLayout.GOVERNOR_NOTED
 """``state/`` folder: per session, the kinds of noisy command already noted (once each)."""
 
 
@@ -109,7 +110,7 @@ def governor_note(event: HookEvent, context: Context) -> HookResult | None:
     kind = governor.classify(command, Path(base) if base else context.project)
     if not kind or governor.bounded(command, kind):
         return None
-    folder = context.store / "state" / NOTED
+    folder = layout(context.store).state_path(NOTED)
     marker = folder / session.session_key(event.session)
     try:
         noted = marker.read_text(encoding="utf-8").splitlines()

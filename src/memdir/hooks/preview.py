@@ -34,6 +34,7 @@ def _session_start(event: HookEvent, context: Context) -> HookResult | None:
         compacted=source in ("compact", "clear"),
         exclude=state["injected"] if source == "resume" else (),
         demoted=digest.demoted_ids(context.store),
+        served=context.served,
     )
     return HookResult(context=injection.text) if injection.text else None
 
@@ -58,6 +59,7 @@ def _prompt(event: HookEvent, context: Context) -> HookResult | None:
         notes=[*notes, *state["reminders"]],
         demoted=digest.demoted_ids(context.store),
         preamble=not state.get("preambled"),
+        served=context.served,
     )
     return HookResult(context=injection.text) if injection.text else None
 
@@ -84,7 +86,10 @@ def _pre_tool(event: HookEvent, context: Context) -> HookResult | None:
 
 def _batch(event: HookEvent, context: Context) -> HookResult | None:
     injection = digest.top_rules(
-        context.index, project=context.project, budget_tokens=context.settings.rules_tokens
+        context.index,
+        project=context.project,
+        budget_tokens=context.settings.rules_tokens,
+        served=context.served,
     )
     return HookResult(context=injection.text) if injection.text else None
 

@@ -118,6 +118,8 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         demoted=digest.demoted_ids(context.store),
         preamble=not state.get("preambled"),
         user_index=context.user_index,
+        served=context.served,
+        user_served=context.user_served,
     )
     if not injection.text:
         return None

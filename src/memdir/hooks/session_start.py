@@ -99,6 +99,8 @@ def handle(event: HookEvent, context: Context) -> HookResult | None:
         # the host has dropped them with the reads they came with)
         touched=list(dict.fromkeys([*state["written"], *state["reads"]])),
         user_index=context.user_index,
+        served=context.served,
+        user_served=context.user_served,
     )
     if not context.read_only:
         digest.scoped_docs(index, context.store)  # the list PostToolUse reads (path scopes)

@@ -43,8 +43,8 @@ from memdir.hosts import jsonedit
 from memdir.hosts.base import HostSpec
 from memdir.kernel.base.atomic import write_atomic, write_text_atomic
 from memdir.kernel.base.errors import MemdirError, UsageError
+from memdir.kernel.base.layout import StoreLayout, layout
 from memdir.kernel.hostio.hosttable import SERVER_NAME, timeout_value
-from memdir.kernel.storage.paths import state_dir
 
 MARKER = "memdir hook"
 """What identifies memdir's own hook commands in a host's config."""
@@ -762,7 +762,7 @@ def checkout_top(folder: Path) -> Path:
 
 def _record_path(store: Path, spec: HostSpec, project: Path) -> Path:
     digest = hashlib.sha256(str(project.resolve()).encode()).hexdigest()[:12]
-    return state_dir(store) / "installs" / f"{spec.name}-{digest}.json"
+    return layout(store).in_state(StoreLayout.INSTALLS, f"{spec.name}-{digest}.json")
 
 
 def read_record(store: Path, spec: HostSpec, project: Path) -> dict[str, Any]:
@@ -1188,7 +1188,7 @@ def _is_empty(data: bytes) -> bool:
 def apply(plan_: Plan, store: Path, spec: HostSpec, *, remove: bool) -> None:
     """Back up and write every planned change; then keep (or drop) the install record."""
     stamp = time.strftime("%Y%m%dT%H%M%S")
-    backups = state_dir(store) / "backups" / f"{spec.name}-{stamp}"
+    backups = layout(store).in_state(StoreLayout.BACKUPS, f"{spec.name}-{stamp}")
     written: dict[str, str] = plan_.record.setdefault("written", {})
     originals: dict[str, str] = plan_.record.setdefault("originals", {})
     for change in plan_.changes:

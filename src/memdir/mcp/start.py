@@ -25,11 +25,13 @@ import sys
 import threading
 from pathlib import Path
 
+from memdir.kernel.base.layout import StoreLayout, layout
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-SNAPSHOT = "mcp-start.json"
+SNAPSHOT = StoreLayout.MCP_START
 REPLAY_ID = "memdir-replayed-initialize"
 """The id the client's ``initialize`` is replayed to the SDK under (its answer is dropped)."""
 READ_BYTES = 1 << 16
@@ -59,9 +61,8 @@ def _key() -> str:
 
 
 def _snapshot_path(store: Path) -> Path:
-    from memdir.kernel.storage.paths import state_dir
 
-    return state_dir(store) / SNAPSHOT
+    return layout(store).in_state(SNAPSHOT)
 
 
 def load_snapshot(store: Path, key: str) -> dict[str, Any] | None:

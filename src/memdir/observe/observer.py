@@ -43,11 +43,11 @@ from memdir.kernel.storage import lifecycle, spool
 from memdir.kernel.storage.journal import journal_files
 from memdir.kernel.storage.lifecycle import Handle
 from memdir.kernel.storage.lock import file_lock
-from memdir.kernel.storage.paths import layout, state_dir
+from memdir.kernel.storage.paths import StoreLayout, layout
 from memdir.observe import extract, llm
 
-STATE_NAME = "observer.json"
-LOCK_NAME = "observer.lock"
+STATE_NAME = StoreLayout.OBSERVER
+LOCK_NAME = StoreLayout.OBSERVER_LOCK
 BATCH_TURNS = 40
 BATCH_CHARS = 24_000
 """A batch ends at whichever comes first; it bounds one LLM call's prompt."""
@@ -88,7 +88,9 @@ def _load_state(store: Path) -> dict[str, Any] | None:
 
 
 def _save_state(store: Path, state: dict[str, Any]) -> None:
-    write_text_atomic(state_dir(store) / STATE_NAME, json.dumps(state, indent=1, sort_keys=True))
+    write_text_atomic(
+        layout(store).in_state(STATE_NAME), json.dumps(state, indent=1, sort_keys=True)
+    )
 
 
 @dataclass
@@ -276,7 +278,7 @@ def observe_once(
     """Run one observer pass over every journal file (see the module docstring)."""
     observed = Observed()
     try:
-        with file_lock(state_dir(handle.store) / LOCK_NAME, "observe", 0.2):
+        with file_lock(layout(handle.store).in_state(LOCK_NAME), "observe", 0.2):
             _pass(handle, observed, from_start, endpoint)
     except LockTimeoutError:
         observed.busy = True

@@ -26,11 +26,11 @@ from typing import Any
 from memdir.kernel.base.atomic import write_text_atomic
 from memdir.kernel.base.clock import parse_instant, utc_now
 from memdir.kernel.base.errors import MemdirError, UsageError
+from memdir.kernel.base.layout import StoreLayout, layout
 from memdir.kernel.index import Index
 from memdir.kernel.storage import journal, session
-from memdir.kernel.storage.paths import state_dir
 
-PROGRESS_NAME = "imports.json"
+PROGRESS_NAME = StoreLayout.IMPORTS
 SYNC_EVERY_TURNS = 5000
 """The journal index catches up this often during an import, for cross-file dedup."""
 
@@ -231,7 +231,7 @@ def import_files(store: Path, paths: list[Path], source: str) -> Imported:
     for path in paths:
         if not path.is_file():
             raise UsageError(f"{path} is not a file")
-    progress_path = state_dir(store) / PROGRESS_NAME
+    progress_path = layout(store).in_state(PROGRESS_NAME)
     try:
         progress = json.loads(progress_path.read_text(encoding="utf-8"))
     except (OSError, ValueError):

@@ -42,6 +42,7 @@ from typing import Any
 
 from memdir.kernel.base.errors import StorageError, UsageError
 from memdir.kernel.base.model import Record
+from memdir.kernel.base.validity import Served
 from memdir.kernel.index.interface import Problems, RecordRow, TurnRow
 from memdir.kernel.index.recall import COLUMN_WEIGHTS, fts5_bm25
 from memdir.kernel.index.rows import (
@@ -49,6 +50,8 @@ from memdir.kernel.index.rows import (
     record_columns,
     record_doc,
     record_links,
+    served_columns,
+    served_where,
     turn_terms,
 )
 from memdir.kernel.lang.text import is_cjk
@@ -70,6 +73,11 @@ def _ddl(schema: str) -> list[str]:
             text text NOT NULL, tokens integer NOT NULL, path text NOT NULL UNIQUE,
             doc text NOT NULL, f_text text NOT NULL, f_aliases text NOT NULL,
             f_tags text NOT NULL, f_body text NOT NULL, terms tsvector NOT NULL)""",
+        f"""ALTER TABLE {s}.records ADD COLUMN IF NOT EXISTS project text COLLATE "C",
+            ADD COLUMN IF NOT EXISTS valid_start text COLLATE "C",
+            ADD COLUMN IF NOT EXISTS valid_end text COLLATE "C",
+            ADD COLUMN IF NOT EXISTS by_time integer NOT NULL DEFAULT 0,
+            ADD COLUMN IF NOT EXISTS value_key text COLLATE "C\"""",
         f"CREATE INDEX IF NOT EXISTS records_terms ON {s}.records USING gin (terms)",
         f"CREATE INDEX IF NOT EXISTS records_by_status ON {s}.records (status, kind, updated_at)",
         f"""CREATE TABLE IF NOT EXISTS {s}.record_df (
@@ -211,6 +219,16 @@ class PostgresIndex:
                     " ON CONFLICT (key) DO NOTHING",
                     (str(SCHEMA_VERSION),),
                 )
+                self._fill_served_columns()
+
+    def _fill_served_columns(self) -> None:
+        """Fill the read filter's columns of rows indexed before they existed (from ``doc``)."""
+        rows = self._all(f"SELECT rowid, doc FROM {self._t('records')} WHERE value_key IS NULL")  # noqa: S608
+        self._many(
+            f"UPDATE {self._t('records')} SET project = %s, valid_start = %s, valid_end = %s,"  # noqa: S608
+            " by_time = %s, value_key = %s WHERE rowid = %s",
+            [(*served_columns(json.loads(doc)), rowid) for rowid, doc in rows],
+        )
 
     # --- plumbing ----------------------------------------------------------------------------
 
@@ -295,10 +313,12 @@ class PostgresIndex:
         self._remove_path(path)
         columns = record_columns(record)
         tokens = sum(len(column.split()) for column in columns)
+        doc = record_doc(record)
         self._run(
             f"INSERT INTO {self._t('records')} (id, kind, status, origin, scope, importance,"  # noqa: S608
             " created_at, updated_at, text, tokens, path, doc, f_text, f_aliases, f_tags, f_body,"
-            " terms) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,"
+            " project, valid_start, valid_end, by_time, value_key,"
+            " terms) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,"
             " array_to_tsvector(%s::text[]))",
             (
                 record.id,
@@ -312,8 +332,9 @@ class PostgresIndex:
                 record.text,
                 tokens,
                 path,
-                json.dumps(record_doc(record), ensure_ascii=False),
+                json.dumps(doc, ensure_ascii=False),
                 *columns,
+                *served_columns(doc),
                 _distinct(*columns),
             ),
         )
@@ -449,13 +470,27 @@ class PostgresIndex:
         return str(row[0]) if row else None
 
     def _filters(
-        self, kinds: Iterable[str], statuses: Iterable[str], prefix: str = ""
+        self,
+        kinds: Iterable[str],
+        statuses: Iterable[str],
+        prefix: str = "",
+        served: Served | None = None,
     ) -> tuple[str, list[Any]]:
+        """Return ``(" AND …", params)``; ``served`` (the read filter) replaces ``statuses``."""
         where, params = "", []
-        for column, values in (("kind", list(kinds)), ("status", list(statuses))):
+        wanted = [("kind", list(kinds))]
+        if served is None:
+            wanted.append(("status", list(statuses)))
+        for column, values in wanted:
             if values:
                 where += f" AND {prefix}{column} = ANY(%s)"
                 params.append(values)
+        if served is not None:
+            more, extra = served_where(
+                served, table=prefix, mark="%s", keys_in="NOT ({col} = ANY({mark}))"
+            )
+            where += more
+            params += extra
         return where, params
 
     def list_docs(
@@ -465,9 +500,13 @@ class PostgresIndex:
         statuses: Iterable[str] = (),
         limit: int | None = None,
         newest_first: bool = True,
+        served: Served | None = None,
     ) -> list[dict[str, Any]]:
-        """Return records filtered by kind and status, newest ``updated_at`` first, then id."""
-        where, params = self._filters(kinds, statuses)
+        """Return records filtered by kind and status, newest ``updated_at`` first, then id.
+
+        ``served``: only what the read filter serves, decided in the query.
+        """
+        where, params = self._filters(kinds, statuses, served=served)
         order = "DESC" if newest_first else "ASC"
         sql = (
             f"SELECT doc FROM {self._t('records')} WHERE true{where}"  # noqa: S608
@@ -557,17 +596,23 @@ class PostgresIndex:
         return {t: int(row[n]) if row else 0 for n, t in enumerate(terms)}
 
     def record_pool(
-        self, terms: list[str], kinds: list[str], statuses: list[str], size: int
+        self,
+        terms: list[str],
+        kinds: list[str],
+        statuses: list[str],
+        size: int,
+        served: Served | None = None,
     ) -> list[RecordRow]:
         """Return the ``size`` records of these kinds and statuses that FTS5's BM25 ranks first.
 
         Every matching row passing the filters is fetched and ordered by
         :func:`~memdir.kernel.index.recall.fts5_bm25` (then rowid); ``recall`` caps the terms so
-        that their rows add up to at most ``CANDIDATE_CAP``.
+        that their rows add up to at most ``CANDIDATE_CAP``. ``served`` puts the read filter in
+        the ``WHERE`` (in place of ``statuses``).
         """
         if not terms:
             return []
-        where, filters = self._filters(kinds, statuses)
+        where, filters = self._filters(kinds, statuses, served=served)
         rows = self._all(
             "SELECT rowid, doc, importance, updated_at, tokens, f_text, f_aliases, f_tags, f_body"  # noqa: S608
             f" FROM {self._t('records')} WHERE terms @@ %s::tsquery{where}",

@@ -32,7 +32,7 @@ from memdir.kernel.index.interface import IndexBackend
 from memdir.kernel.index.recall import Hit, TurnHit, search_turns
 from memdir.kernel.index.recall import recall as recall_records
 from memdir.kernel.lang.text import truncate
-from memdir.kernel.storage import authority, gitio, lifecycle, paths
+from memdir.kernel.storage import authority, gitio, identity, lifecycle, paths
 from memdir.kernel.storage import hits as hit_stats
 from memdir.kernel.storage import journal as journal_mod
 from memdir.kernel.storage.lifecycle import Handle, Written
@@ -321,7 +321,9 @@ def correct_match(
             lists the candidates' ids to pass instead.
     """
     with opened(store) as handle:
-        found = recall_records(handle.index, query, limit=3).hits
+        # only what recall would serve is found by a query (the read filter, issue 10)
+        served = identity.read_filter(store, handle.manifest)
+        found = recall_records(handle.index, query, limit=3, served=served).hits
         if not found:
             raise NotFoundError(f"no active record matches {query!r}")
         if len(found) > 1 and found[1].score >= 0.8 * found[0].score:
@@ -421,22 +423,25 @@ def list_records(
             leading ``#`` or brackets, so ``[坑]`` and ``坑`` are the same tag).
         entity_types: Only entities of one of these types (``source.entity_type``).
         served_only: Only what recall would serve now: active (or the ``statuses`` asked
-            for), true now and of this store's scope (:func:`memdir.kernel.base.validity.
-            served`); the agent's listing. Without it, the owner's full view of the store.
+            for), true now, of this store's scope and project, no tombstoned value (the read
+            filter, :func:`memdir.kernel.storage.identity.read_filter`, in the index query);
+            the agent's listing. Without it, the owner's full view of the store.
     """
     wanted_tags = {tag_key(t) for t in tags}
     wanted_types = {t.strip().lower() for t in entity_types}
-    served = tuple(statuses) or ("active",)
-    filtered = bool(wanted_tags or wanted_types or served_only)
+    filtered = bool(wanted_tags or wanted_types)
     with opened(store) as handle:
+        served = (
+            identity.read_filter(store, handle.manifest, statuses=tuple(statuses) or ("active",))
+            if served_only
+            else None
+        )
         docs = handle.index.list_docs(
             kinds=("entity",) if wanted_types and not kinds else kinds,
-            statuses=served if served_only else statuses,
+            statuses=statuses,
             limit=None if filtered else limit,
+            served=served,
         )
-        scope = handle.manifest.scope
-    if served_only:
-        docs = [d for d in docs if validity.served(d, scope=scope, statuses=served)]
     if wanted_tags:
         docs = [d for d in docs if wanted_tags & {tag_key(t) for t in d.get("tags") or ()}]
     if wanted_types:
@@ -553,8 +558,16 @@ def recall(
     for each in stores:
         with _recall_index(each, believed_at) as (index, manifest, handle):
             wanted = limit or manifest.recall_limit
-            # room for what the tag, type and valid-time filters then leave out
+            # room for what the tag and type filters then leave out (the read filter is in
+            # the query and thins nothing)
             pool = max(wanted, FILTER_POOL) if wanted_tags or wanted_types else max(3 * wanted, 30)
+            # the read filter, in the index query: status, scope and project, valid time and
+            # (for the live store) tombstoned values (issue 10, marks 3 and 4)
+            served_filter = identity.read_filter(
+                each, manifest, at=at, past=as_of is not None, statuses=served
+            )
+            if believed_at is not None:  # what memdir believed then: today's ledger not applied
+                served_filter = served_filter.but(withheld=frozenset())
             for _ in range(2):  # once more when a file the answer used was edited in place
                 result = recall_records(
                     index,
@@ -565,6 +578,7 @@ def recall(
                     decay=manifest.decay,
                     min_score=manifest.min_score,
                     explain=explain,
+                    served=served_filter,
                 )
                 if handle is None or not scan.verify_files(
                     handle, [h.doc["id"] for h in result.hits[:wanted]]
@@ -573,19 +587,8 @@ def recall(
             terms = result.terms
             for h in result.hits:
                 if (
-                    validity.served(
-                        h.doc,
-                        scope=manifest.scope,
-                        at=at,
-                        past=as_of is not None,
-                        statuses=served,
-                    )
-                    and (
-                        not wanted_tags
-                        or wanted_tags & {tag_key(t) for t in h.doc.get("tags") or ()}
-                    )
-                    and (not wanted_types or entity_type_of(h.doc) in wanted_types)
-                ):
+                    not wanted_tags or wanted_tags & {tag_key(t) for t in h.doc.get("tags") or ()}
+                ) and (not wanted_types or entity_type_of(h.doc) in wanted_types):
                     hits.append(h)
                     came_from[id(h)] = each
     hits.sort(key=lambda h: -h.score)
@@ -716,9 +719,14 @@ def rollback(
 
 
 def graph(store: Path, record_id: str, depth: int = 1) -> graph_mod.Graph:
-    """Return the link graph around a record."""
+    """Return the link graph around a record; text only for what this store serves.
+
+    A linked record of another store (scope or project) or holding a tombstoned value is shown
+    by id and status alone (:func:`memdir.store.graph.node`).
+    """
     with opened(store) as handle:
-        return graph_mod.graph(handle.index, record_id, depth)
+        served = identity.read_filter(store, handle.manifest)
+        return graph_mod.graph(handle.index, record_id, depth, served)
 
 
 def build_index(store: Path, backend: str) -> dict[str, Any]:
@@ -763,9 +771,7 @@ def catalogue(store: Path, *, backend: str | None = None) -> list[Record]:
     ``backend`` reads another index than the manifest's (see :func:`opened`).
     """
     with opened(store, backend=backend) as handle:
-        scope = handle.manifest.scope
-        docs = handle.index.list_docs(statuses=("active",))
-    docs = [doc for doc in docs if validity.served(doc, scope=scope)]
+        docs = handle.index.list_docs(served=identity.read_filter(store, handle.manifest))
     order = {
         kind: n
         for n, kind in enumerate(

@@ -9,6 +9,7 @@ from typing import Any
 
 from memdir.kernel.base.caller import Caller
 from memdir.kernel.base.errors import AuthorityError, UsageError
+from memdir.kernel.base.layout import StoreLayout, layout
 from memdir.kernel.storage import authority, journal, lifecycle, manifest
 from memdir.kernel.storage.authority import Proposal
 from memdir.kernel.storage.lifecycle import Handle, Written
@@ -265,8 +266,9 @@ def maintain(store: Path, *, due_only: bool = False) -> dict[str, Any]:
 
     def hygiene(s: Path) -> dict[str, Any]:
         found = dream(s)
-        write_text_atomic(s / "state" / "dream.json", json.dumps(found, indent=1, default=str))
-        return {"findings": len(found["findings"]), "report": "state/dream.json"}
+        report = layout(s).in_state(StoreLayout.DREAM)
+        write_text_atomic(report, json.dumps(found, indent=1, default=str))
+        return {"findings": len(found["findings"]), "report": report.relative_to(s).as_posix()}
 
     tasks = {"observe": observe, "logs": logs, "scan": scan, "hygiene": hygiene}
     return maintain_mod.run(store, due_only=due_only, tasks=tasks)
@@ -311,19 +313,15 @@ def import_transcripts(store: Path, paths: list[Path], source: str) -> transcrip
 
 
 def export_records(store: Path, statuses: list[str]) -> list[str]:
-    """Return every record of this store's scope (of ``statuses``, or all) as JSON lines.
+    """Return every record of this store's scope and project (of ``statuses``; all) as JSON lines.
 
-    A record of another scope (a user-store file copied into a project store, say) is not
-    this store's to export (issue 10, mark 4); ``memdir health`` is where it shows.
+    A record of another scope or project (a file copied in from another store, say) is not
+    this store's to export (issue 10, mark 4; :func:`memdir.store.bulk.export_lines`).
     """
-    import json
-
     from memdir.store import bulk
 
     with opened(store) as handle:
-        scope = handle.manifest.scope
-        lines = list(bulk.export_lines(handle, statuses))
-    return [line for line in lines if json.loads(line).get("scope", "project") == scope]
+        return list(bulk.export_lines(handle, statuses))
 
 
 def import_records(store: Path, path: Path, *, caller: Caller | None = None) -> Any:

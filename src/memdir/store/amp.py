@@ -37,6 +37,7 @@ from memdir.kernel.base.atomic import write_text_atomic
 from memdir.kernel.base.errors import UsageError
 from memdir.kernel.base.model import Record
 from memdir.kernel.index import doc_record
+from memdir.kernel.storage import identity
 from memdir.kernel.storage.lifecycle import Handle
 from memdir.store.bulk import masked
 
@@ -141,7 +142,10 @@ def export(handle: Handle, directory: Path, statuses: Iterable[str] = ("active",
         handle: The open store.
         directory: The repository folder; created when missing. It must be empty or already
             an AMP repository (``amp.json`` present): files memdir wrote before are replaced.
-        statuses: Which records to write (default ``active``; empty = all).
+        statuses: Which records to write (default ``active``; empty = all). Only records of
+            this store's scope and project are written, decided in the index query
+            (issue 10, mark 4; :func:`memdir.kernel.storage.identity.export_filter`): a file
+            copied in from another store is not this store's to export.
 
     Returns:
         The folder and how many records of each kind were written.
@@ -155,9 +159,9 @@ def export(handle: Handle, directory: Path, statuses: Iterable[str] = ("active",
         raise UsageError(
             f"{directory} is not empty and holds no amp.json; give an empty or new folder"
         )
+    wanted = identity.export_filter(handle.store, handle.manifest, statuses)
     records = [
-        masked(doc_record(doc))
-        for doc in handle.index.list_docs(statuses=list(statuses), newest_first=False)
+        masked(doc_record(doc)) for doc in handle.index.list_docs(newest_first=False, served=wanted)
     ]
     ids = {
         r.id: str(r.source["amp_id"])

@@ -30,7 +30,7 @@ from memdir.kernel.base.model import FIELD_ORDER, Record, relative_path
 from memdir.kernel.index import FileStat, doc_record
 from memdir.kernel.lang.redact import check_text, redact
 from memdir.kernel.lang.text import needle_tags
-from memdir.kernel.storage import audit, gitio, lifecycle, txn
+from memdir.kernel.storage import audit, gitio, identity, lifecycle, txn
 from memdir.kernel.storage.frontmatter import extra_problem
 from memdir.kernel.storage.lifecycle import Handle
 from memdir.kernel.storage.lock import store_lock
@@ -86,8 +86,14 @@ def export_lines(handle: Handle, statuses: Iterable[str] = ()) -> Iterator[str]:
     """Yield every record (of ``statuses``, or all) as one JSON line, oldest first.
 
     Secrets typed into a record by hand are masked (:func:`memdir.kernel.lang.redact.redact`).
+    Only records of this store's scope and project, decided in the index query
+    (:func:`memdir.kernel.storage.identity.export_filter`): a record of another scope or
+    project (a file copied in from another store) is not this store's to export (issue 10,
+    mark 4); ``memdir health`` is where it shows. With ``statuses``, a tombstoned value that
+    came back by hand is withheld too.
     """
-    for doc in handle.index.list_docs(statuses=list(statuses), newest_first=False):
+    wanted = identity.export_filter(handle.store, handle.manifest, statuses)
+    for doc in handle.index.list_docs(newest_first=False, served=wanted):
         record = _masked(doc_record(doc))
         out = record.to_json()
         if record.extra:
@@ -286,6 +292,16 @@ def audit_import(
 
 
 def _write(handle: Handle, records: list[Any]) -> None:
+    """Write imported records (and index them); each becomes this store's own.
+
+    An import is the owner bringing records in on purpose, so a project-scoped record takes
+    this store's project identity, whatever another store's export said
+    (:mod:`memdir.kernel.storage.identity`); a store without one yet leaves it unset.
+    """
+    mine = handle.manifest.project
+    records = [
+        dataclasses.replace(r, project=mine or None) if r.scope == "project" else r for r in records
+    ]
     for record in records:
         write_atomic(
             handle.store / relative_path(record), dump(record).encode("utf-8"), durable=False

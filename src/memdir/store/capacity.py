@@ -24,6 +24,7 @@ from typing import Any
 
 from memdir.kernel.base.atomic import write_text_atomic
 from memdir.kernel.base.clock import now_iso
+from memdir.kernel.base.layout import layout
 from memdir.kernel.index.digest import DEMOTED
 from memdir.kernel.storage import hits
 from memdir.kernel.storage.lifecycle import Handle
@@ -84,7 +85,7 @@ def refresh(handle: Handle) -> Capacity:
     file (the hooks then use the last demotions written).
     """
     capacity = compute(handle)
-    path = handle.store / DEMOTED
+    path = layout(handle.store).in_state(DEMOTED)
     with contextlib.suppress(OSError):
         if not capacity.by_kind:
             path.unlink(missing_ok=True)

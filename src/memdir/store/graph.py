@@ -1,8 +1,10 @@
 """The link graph: front matter ``links`` and ``[[id]]`` references in bodies, both directions.
 
-Only active and candidate records show their text. A link to a record that was forgotten,
-rejected, superseded or purged is shown by id and status alone (``dangling`` when the record
-is gone or forgotten), so retired text is never reachable through the records that link to it.
+Only active and candidate records of the store's own scope and project, holding no tombstoned
+value, show their text (the store's read filter, :class:`memdir.kernel.base.validity.Served`).
+A link to a record that was forgotten, rejected, superseded or purged is shown by id and
+status alone (``dangling`` when the record is gone or forgotten), so retired text is never
+reachable through the records that link to it.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from memdir.kernel.base.errors import NotFoundError
 from memdir.kernel.base.ids import check_id
 
 if TYPE_CHECKING:
+    from memdir.kernel.base.validity import Served
     from memdir.kernel.index.interface import IndexBackend
 
 
@@ -22,13 +25,19 @@ VISIBLE = ("active", "candidate")
 DANGLING = ("forgotten",)
 
 
-def node(index: IndexBackend, record_id: str) -> dict[str, Any]:
-    """Return a graph node: id, status, and kind/text only when the record may be shown."""
+def node(index: IndexBackend, record_id: str, served: Served | None = None) -> dict[str, Any]:
+    """Return a graph node: id, status, and kind/text only when the record may be shown.
+
+    ``served``: the store's read filter; a record it does not admit (another store's, a
+    tombstoned value) shows no text. Its statuses and valid time are not applied: a graph
+    shows :data:`VISIBLE` records of any time.
+    """
     doc = index.get_doc(record_id)
     if doc is None:
         return {"id": record_id, "status": "missing", "dangling": True}
     out: dict[str, Any] = {"id": record_id, "status": doc["status"], "kind": doc["kind"]}
-    if doc["status"] in VISIBLE:
+    shown = served is None or served.but(statuses=VISIBLE, timed=False).admits(doc)
+    if doc["status"] in VISIBLE and shown:
         out["text"] = doc["text"]
     out["dangling"] = doc["status"] in DANGLING
     if doc.get("superseded_by"):
@@ -49,11 +58,13 @@ class Graph:
         return {"root": self.root, "nodes": self.nodes, "edges": self.edges}
 
 
-def graph(index: IndexBackend, record_id: str, depth: int = 1) -> Graph:
+def graph(
+    index: IndexBackend, record_id: str, depth: int = 1, served: Served | None = None
+) -> Graph:
     """Return the records within ``depth`` links of ``record_id``, following both directions.
 
     Links are only followed through records that may be shown, so a forgotten record's own
-    links do not lead on.
+    links do not lead on. ``served`` is the store's read filter (:func:`node`).
 
     Raises:
         NotFoundError: ``record_id`` names no record.
@@ -61,7 +72,7 @@ def graph(index: IndexBackend, record_id: str, depth: int = 1) -> Graph:
     root = check_id(record_id)
     if index.get_doc(root) is None:
         raise NotFoundError(f"no record {record_id!r}", record_id=root)
-    seen = {root: node(index, root)}
+    seen = {root: node(index, root, served)}
     edges: set[tuple[str, str, str]] = set()
     queue = deque([(root, 0)])
     while queue:
@@ -72,7 +83,7 @@ def graph(index: IndexBackend, record_id: str, depth: int = 1) -> Graph:
             edges.add((src, dst, via))
             other = dst if src == current else src
             if other not in seen:
-                seen[other] = node(index, other)
+                seen[other] = node(index, other, served)
                 queue.append((other, level + 1))
     return Graph(
         root,

@@ -22,10 +22,18 @@ from typing import TYPE_CHECKING, Any
 
 from memdir.kernel.base.atomic import TEMP_SUFFIX
 from memdir.kernel.base.errors import GitError, MemdirError
+from memdir.kernel.base.layout import layout
 from memdir.kernel.storage import gitio, manifest, txn
 from memdir.kernel.storage.lifecycle import Handle
 from memdir.kernel.storage.lock import inspect_lock, store_lock
-from memdir.kernel.storage.paths import HOOK_ERROR_LOG, HOOK_GAVE_UP, HOOK_ROW_LATE, STATE_DIRNAME
+from memdir.kernel.storage.paths import (
+    HOOK_ERROR_LOG,
+    HOOK_GAVE_UP,
+    HOOK_ROW_LATE,
+    MANIFEST_NAME,
+    STATE_DIRNAME,
+    StoreLayout,
+)
 from memdir.store.scan import open_index, scan_records, tolerant_reader
 
 if TYPE_CHECKING:
@@ -399,7 +407,7 @@ def _sync_findings(store: Path, report: Report) -> None:
                     "then `memdir sync`",
                 )
             )
-    if (store / STATE_DIRNAME / teamsync.PENDING).exists():
+    if (layout(store).state_path(teamsync.PENDING)).exists():
         report.findings.append(
             Finding(
                 "warning",
@@ -417,7 +425,7 @@ def _state_findings(store: Path, report: Report) -> None:
         report.findings.append(
             Finding("info", "lock_held", f"the store lock is held by {lock.holder}")
         )
-    log = store / STATE_DIRNAME / HOOK_ERROR_LOG
+    log = layout(store).state_path(HOOK_ERROR_LOG)
     if log.exists() and log.stat().st_size:
         text = log.read_text(encoding="utf-8", errors="replace")
         entries = [e.partition("\n")[2] for e in ("\n" + text).split("\n--- ")[1:]]
@@ -445,7 +453,7 @@ def _state_findings(store: Path, report: Report) -> None:
                 )
             )
     _sync_findings(store, report)
-    refused = store / STATE_DIRNAME / txn.REFUSED_INTENT_NAME
+    refused = layout(store).state_path(txn.REFUSED_INTENT_NAME)
     if refused.exists():
         report.findings.append(
             Finding(
@@ -599,6 +607,59 @@ def _tombstone_findings(store: Path, report: Report) -> None:
             )
 
 
+def _scope_findings(handle: Handle, report: Report) -> None:
+    """Name records that belong to another store, and a store whose identity is another's.
+
+    A record of another scope, or naming another project's identity (a file copied in from
+    another store), is not served here (issue 10, mark 4); this is where it shows. A project
+    store whose manifest identity differs from the one its project's git root commits give may
+    have been copied from another project wholesale; reads trust the manifest, and the same
+    difference follows a rewritten history or an init before the first commit, so it is
+    information for a person to look at, not a failure.
+    """
+    from memdir.kernel.base.validity import in_scope
+    from memdir.kernel.storage import identity
+
+    settings = handle.manifest
+    mine = settings.project if settings.scope == "project" else None
+    for doc in handle.index.list_docs(newest_first=False):
+        if in_scope(doc, settings.scope, mine):
+            continue
+        owner = doc.get("project")
+        whose = (
+            f"names project {owner} (this store is {settings.project or 'without an identity'})"
+            if doc.get("scope", "project") == settings.scope
+            else f"has scope {doc.get('scope')!r} (this is a {settings.scope} store)"
+        )
+        report.findings.append(
+            Finding(
+                "warning",
+                "record_of_another_store",
+                f"{doc['id']} {whose}: it was copied in from another store and is not served here",
+                f"{StoreLayout.RECORDS}/{doc['kind']}/{doc['id']}.md",
+                f"move it to its own store, or memdir forget {doc['id']}",
+            )
+        )
+    if settings.scope != "project" or not settings.project:
+        return
+    project = identity.project_root(handle.store)
+    derived = identity.from_roots(project)
+    if derived is not None and derived != settings.project:
+        report.findings.append(
+            Finding(
+                "info",  # also after a rewritten history, or an init before the first commit
+                "project_identity_foreign",
+                f"this store's identity {settings.project} is not the one this project's git "
+                f"root commits give ({derived}): the store was copied from another project, "
+                "the project's history was rewritten, or the store was made before the "
+                "project's first commit; its records are served here",
+                MANIFEST_NAME,
+                "if the store came from another project, move it back; if this project's "
+                "history was rewritten, the store is still its own",
+            )
+        )
+
+
 def _check_read_only(store: Path, index: IndexBackend, settings: Any, report: Report) -> Report:
     """Examine a store this process cannot write: every finding, no repair, no write."""
     report.findings.append(
@@ -609,7 +670,7 @@ def _check_read_only(store: Path, index: IndexBackend, settings: Any, report: Re
             "examined without repairs, and reads answer from the index as it is",
         )
     )
-    if (store / STATE_DIRNAME / txn.INTENT_NAME).exists():
+    if (layout(store).state_path(txn.INTENT_NAME)).exists():
         report.findings.append(
             Finding(
                 "error",
@@ -629,6 +690,7 @@ def _check_read_only(store: Path, index: IndexBackend, settings: Any, report: Re
         _log_findings(store, report)
         _audit_findings(store, report)
         _proposal_findings(handle, report)
+        _scope_findings(handle, report)
         report.counts = index.count_by("status")
         for found in manifest.budget_warnings(
             settings,
@@ -743,6 +805,7 @@ def check(store: Path) -> Report:
         _state_findings(store, report)
         _audit_findings(store, report)
         _proposal_findings(handle, report)
+        _scope_findings(handle, report)
         report.counts = index.count_by("status")
         for found in manifest.budget_warnings(
             settings,

@@ -25,6 +25,7 @@ from memdir.kernel.base.atomic import write_text_atomic
 from memdir.kernel.base.errors import LockTimeoutError, MemdirError
 from memdir.kernel.storage import manifest, upkeep
 from memdir.kernel.storage.lock import file_lock
+from memdir.kernel.storage.paths import layout
 
 
 def run(store: Path, *, due_only: bool, tasks: dict[str, Any]) -> dict[str, Any]:
@@ -43,10 +44,10 @@ def run(store: Path, *, due_only: bool, tasks: dict[str, Any]) -> dict[str, Any]
     settings = manifest.load(store)
     wanted = upkeep.due(store, settings) if due_only else list(upkeep.TASKS)
     out: dict[str, Any] = {"ran": {}, "errors": {}, "busy": False, "owner": None, "skipped": []}
-    state_dir = store / "state"
+    where = layout(store)
     try:
-        with file_lock(state_dir / upkeep.LOCK, "maintain", 0.2):
-            pid_file = state_dir / upkeep.PID
+        with file_lock(where.state_path(upkeep.LOCK), "maintain", 0.2):
+            pid_file = where.state_path(upkeep.PID)
             write_text_atomic(
                 pid_file,
                 json.dumps({"pid": os.getpid(), "started": time.time(), "argv": "memdir maintain"}),
@@ -59,7 +60,7 @@ def run(store: Path, *, due_only: bool, tasks: dict[str, Any]) -> dict[str, Any]
                     except (MemdirError, OSError) as err:
                         out["errors"][task] = str(err)
                     state["last"][task] = time.time()  # a failing task waits its interval too
-                    write_text_atomic(state_dir / upkeep.STATE, json.dumps(state, indent=1))
+                    write_text_atomic(where.state_path(upkeep.STATE), json.dumps(state, indent=1))
             finally:
                 pid_file.unlink(missing_ok=True)
     except LockTimeoutError:

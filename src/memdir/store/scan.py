@@ -24,6 +24,7 @@ from typing import Any
 
 from memdir.kernel.base.atomic import write_text_atomic
 from memdir.kernel.base.errors import IndexFormatError, RecordParseError
+from memdir.kernel.base.layout import StoreLayout, layout
 from memdir.kernel.index import INDEX_NAME, FileStat, Index, IndexCorruptError
 from memdir.kernel.storage import journal, manifest, paths
 from memdir.kernel.storage.lifecycle import Handle, Reader
@@ -111,7 +112,7 @@ def _walk(
     return found
 
 
-STAMP_NAME = "records-stamp.json"
+STAMP_NAME = StoreLayout.RECORDS_STAMP
 """``state/``: the record folders' modification times at the last full pass, and when."""
 FULL_PASS_SECONDS = 600.0
 """A quick open still stats every record file when the last full pass is older than this."""
@@ -129,7 +130,7 @@ def _index_identity(store: Path) -> list[int] | None:
 
 def _read_stamp(store: Path) -> dict[str, Any] | None:
     try:
-        data = json.loads((store / paths.STATE_DIRNAME / STAMP_NAME).read_text(encoding="utf-8"))
+        data = json.loads((layout(store).state_path(STAMP_NAME)).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) and isinstance(data.get("folders"), dict) else None
@@ -149,7 +150,7 @@ def _write_stamp(store: Path, folders: dict[str, list[int]], full_at: float) -> 
     }
     with contextlib.suppress(OSError):  # a read-only store just scans every time
         write_text_atomic(
-            paths.state_dir(store) / STAMP_NAME, json.dumps(stamp, sort_keys=True), durable=False
+            layout(store).in_state(STAMP_NAME), json.dumps(stamp, sort_keys=True), durable=False
         )
 
 
@@ -255,7 +256,7 @@ def verify_files(handle: Handle, record_ids: Iterable[str]) -> bool:
         stamp["seen"] = seen
         with contextlib.suppress(OSError):
             write_text_atomic(
-                paths.state_dir(store) / STAMP_NAME,
+                layout(store).in_state(STAMP_NAME),
                 json.dumps(stamp, sort_keys=True),
                 durable=False,
             )
@@ -335,7 +336,7 @@ def _remove_index_files(store: Path) -> None:
     # The quick-open stamp describes the index being removed; a new index file may even get
     # the old one's inode number, so the stamp goes first.
     with contextlib.suppress(FileNotFoundError):
-        (store / paths.STATE_DIRNAME / STAMP_NAME).unlink()
+        (layout(store).state_path(STAMP_NAME)).unlink()
     for suffix in ("", "-wal", "-shm"):
         with contextlib.suppress(FileNotFoundError):
             (store / (INDEX_NAME + suffix)).unlink()
@@ -346,7 +347,7 @@ def writable(store: Path) -> bool:
 
     Root passes permission bits but not a read-only mount; both are what ``access`` reports.
     """
-    folders = [store / sub for sub in ("", "records", "state")]
+    folders = [store / sub for sub in ("", StoreLayout.RECORDS, StoreLayout.STATE)]
     return all(os.access(folder, os.W_OK) for folder in folders if folder.exists())
 
 

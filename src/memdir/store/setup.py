@@ -8,12 +8,12 @@ from pathlib import Path
 from memdir.kernel.base.atomic import write_text_atomic
 from memdir.kernel.base.errors import MemdirError, UsageError
 from memdir.kernel.index import INDEX_NAME, check_index_path
-from memdir.kernel.storage import gitio, manifest
+from memdir.kernel.storage import gitio, identity, manifest
 from memdir.kernel.storage.lock import store_lock
 from memdir.kernel.storage.paths import (
     MANIFEST_NAME,
-    STATE_DIRNAME,
     STORE_DIRNAME,
+    StoreLayout,
     git_main_root,
     is_store,
 )
@@ -131,14 +131,19 @@ def init_store(
     created = not is_store(store)
     gitio.git_path()
     _refuse_project_tree(store)
-    for sub in ("records", "journal", "actions", "state"):
-        (store / sub).mkdir(parents=True, exist_ok=True)
+    where = StoreLayout(store)
+    for sub in (where.RECORDS, where.JOURNAL, where.ACTIONS, where.STATE):
+        where.path(sub).mkdir(parents=True, exist_ok=True)
     with store_lock(store, "init"):
         if created:
-            write_text_atomic(store / MANIFEST_NAME, manifest.render(scope))
+            ident = identity.derive(project or identity.project_root(store))
+            write_text_atomic(
+                store / MANIFEST_NAME,
+                manifest.render(scope, ident if scope == "project" else ""),
+            )
             # The observer reads every journal file of a new store from its start; only a
             # store that already had history when the observer first ran starts at the tail.
-            observer_state = store / STATE_DIRNAME / "observer.json"
+            observer_state = where.state_path(where.OBSERVER)
             if not observer_state.exists():
                 write_text_atomic(observer_state, '{"files": {}}\n')
         gitio.init_repo(store)

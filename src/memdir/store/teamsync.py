@@ -30,6 +30,8 @@ Merge rules (one file per record keeps independent additions apart):
   a rejection or a forget wins over a concurrent edit, and a correction over an edit;
 - two corrections of one record (one per machine) leave one active belief: the later
   correction stays current, the earlier becomes ``superseded`` by it (:func:`_settle_forks`);
+- a pin, tag or importance change of a record corrected on the other machine goes to the
+  correction (:func:`_carry_edits`);
 - a record whose value a tombstone names (a rejection on another machine) is rejected;
 - append-only logs (journal, actions, audit, tombstones) keep every line of both sides;
 - a file edited by hand on both sides (no audit event made it) that ``git merge-file`` cannot
@@ -55,13 +57,19 @@ from typing import Any
 from memdir.kernel.base.atomic import write_atomic
 from memdir.kernel.base.caller import Caller
 from memdir.kernel.base.clock import parse_instant
-from memdir.kernel.base.errors import GitError, MemdirError, RecordParseError, UsageError
+from memdir.kernel.base.errors import (
+    GitError,
+    MemdirError,
+    RecordParseError,
+    RefusedError,
+    UsageError,
+)
 from memdir.kernel.base.ids import CROCKFORD, KIND_PREFIX
+from memdir.kernel.base.layout import StoreLayout, layout
 from memdir.kernel.base.model import Record
 from memdir.kernel.filemap import anatomy
 from memdir.kernel.storage import audit, gitio, journal, manifest
 from memdir.kernel.storage.lock import store_lock
-from memdir.kernel.storage.paths import state_dir
 from memdir.kernel.storage.recordfile import dump
 from memdir.records import codec
 
@@ -70,16 +78,15 @@ DEFAULT_BRANCH = "memdir"
 REMOTE_KEY = "memdir.remote"
 BRANCH_KEY = "memdir.branch"
 TRACKING = "refs/memdir/sync/"
-PENDING = "sync-merge.json"
+PENDING = StoreLayout.SYNC_PENDING
 """``state/sync-merge.json``: a merge being applied to the files (finished by the next sync)."""
-CONFLICT = "sync-conflict.json"
+CONFLICT = StoreLayout.SYNC_CONFLICT
 """``state/sync-conflict.json``: the last sync stopped on a conflict (``memdir health``)."""
 MERGE_REASON = "sync merge:"
 """How the reason of a record superseded by a merge begins (``memdir review`` lists them)."""
 PUSH_ATTEMPTS = 5
 LOG_FOLDERS = ("journal/", "actions/", "audit/")
 RETIRED = ("rejected", "forgotten")
-_BRANCH = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$")
 _ZERO = "0" * 40
 
 
@@ -157,6 +164,14 @@ def where(store: Path) -> Where:
     return Where(remote, branch or DEFAULT_BRANCH, resolve_url(store, remote), configured)
 
 
+def _branch_ok(store: Path, branch: str) -> bool:
+    """Whether git takes ``branch`` as a branch name (``git check-ref-format --branch``)."""
+    if "@{" in branch or len(branch) > 200:
+        return False  # git would read @{-1} as "the branch before"
+    done = gitio.run_git(store, "check-ref-format", "--branch", branch, check=False)
+    return done.returncode == 0
+
+
 def set_where(store: Path, remote: str | None, branch: str | None) -> Where:
     """Set where ``store`` is shared (this machine only); return the new setting.
 
@@ -182,8 +197,15 @@ def set_where(store: Path, remote: str | None, branch: str | None) -> Where:
             )
     if branch is not None:
         branch = branch.strip()
-        if not _BRANCH.match(branch) or ".." in branch or branch.endswith((".lock", "/")):
-            raise UsageError(f"not a usable branch name: {branch!r}")
+        if (
+            branch in ("HEAD", "")
+            or branch.startswith(("refs/", "-"))
+            or not _branch_ok(store, branch)
+        ):
+            raise UsageError(
+                f"not a usable branch name: {branch!r} (a short name such as `memdir` or "
+                "`team/memory`; not HEAD, not refs/…)"
+            )
     manifest.load(store)
     gitio.init_repo(store)
     with store_lock(store, "remote"):
@@ -207,7 +229,7 @@ def ensure_machine(store: Path) -> str:
         return found
     host = re.sub(r"[^a-z0-9-]+", "-", socket.gethostname().lower()).strip("-")[:20] or "m"
     name = f"{host}-{os.urandom(2).hex()}"
-    write_atomic(state_dir(store) / journal.MACHINE_FILE, (name + "\n").encode("ascii"))
+    write_atomic(layout(store).in_state(journal.MACHINE_FILE), (name + "\n").encode("ascii"))
     return name
 
 
@@ -237,14 +259,16 @@ class Synced:
 def commit_local(store: Path, *, logs_only: bool, caller: Caller) -> list[str]:
     """Commit the logs, anatomy (and unless ``logs_only`` hand edits); return the paths.
 
-    The caller holds the store lock.
+    Hand edits are the records and the store's shared settings (``memdir.toml``, which
+    :func:`sync` has already read and accepted, and ``.gitignore``). The caller holds the store
+    lock.
 
     Raises:
         GitError: git failed.
     """
     folders = ["journal", "actions", "audit", anatomy.ANATOMY_JSON, anatomy.ANATOMY_MD]
     if not logs_only:
-        folders.append("records")
+        folders += ["records", StoreLayout.MANIFEST, ".gitignore"]
     present = [f for f in folders if (store / f).exists()]
     dirty = [p for f in present for p in gitio.dirty_paths(store, f)]
     if dirty:
@@ -330,6 +354,7 @@ class _Merge:
     resolved: list[dict[str, str]] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)
     forks: list[tuple[str, str, str]] = field(default_factory=list)  # (record, succ, succ)
+    carried: list[tuple[str, Record, Record]] = field(default_factory=list)  # (succ, base, edit)
 
 
 def _tree(store: Path, rev: str | None) -> dict[str, str]:
@@ -486,6 +511,16 @@ def _resolve_record(
         if win.text == lose.text:  # the old belief itself is the same on both: keep one copy
             merge.files[path] = win_bytes
             return
+    before = _parse(base, path) if base is not None else None
+    if (
+        win.superseded_by
+        and lose.status == "active"
+        and before is not None
+        and lose.text == before.text == win.text
+    ):  # a pin, tag or importance change here, a correction there: the change follows it
+        merge.carried.append((win.superseded_by, before, lose))
+        merge.files[path] = win_bytes
+        return
     kept_id = copy_id(lose, lose_bytes)
     reason = (
         f"{MERGE_REASON} {win.id} was changed on two machines at once (merged by {label}); "
@@ -583,7 +618,67 @@ def merge_trees(store: Path, base: str | None, ours: str, theirs: str, label: st
                 merge.conflicts.append(path)
     _reject_tombstoned(store, ours_tree, mine, other, merge)
     _settle_forks(store, ours_tree, merge, label)
+    _carry_edits(store, ours_tree, merge)
     return merge
+
+
+def _merged_records(
+    store: Path, ours_tree: dict[str, str], merge: _Merge
+) -> tuple[dict[str, str], Any]:
+    """Return record id → path in the merged tree, and a reader of a path's merged bytes."""
+    by_id = {
+        Path(p).stem: p
+        for p in (*ours_tree, *merge.taken, *merge.files)
+        if p.startswith("records/") and p.endswith(".md")
+    }
+
+    def merged(path: str) -> bytes | None:
+        if path in merge.files:
+            return merge.files[path]
+        sha = merge.taken.get(path) or ours_tree.get(path)
+        return _blobs(store, {sha}).get(sha) if sha else None
+
+    return by_id, merged
+
+
+def _carry_edits(store: Path, ours_tree: dict[str, str], merge: _Merge) -> None:
+    """Apply a metadata edit made on one machine to the correction made on the other.
+
+    A record pinned, tagged or re-weighted here while it was corrected there: the edit (tags
+    added and removed against the merge base, a changed importance) goes to the live end of the
+    correction chain, so a pin is not lost to a concurrent correction. The result is the same
+    whichever machine merges.
+    """
+    if not merge.carried:
+        return
+    by_id, merged = _merged_records(store, ours_tree, merge)
+    for successor, before, edited in merge.carried:
+        seen: set[str] = set()
+        path, record, data = "", None, None
+        current = successor
+        while current and current not in seen and current in by_id:
+            seen.add(current)
+            path = by_id[current]
+            data = merged(path)
+            record = _parse(data, path) if data is not None else None
+            if record is None:
+                break
+            current = record.superseded_by or ""
+        if record is None or record.status != "active":
+            continue
+        added = [t for t in edited.tags if t not in before.tags]
+        removed = set(before.tags) - set(edited.tags)
+        tags = tuple(t for t in record.tags if t not in removed) + tuple(
+            t for t in added if t not in record.tags
+        )
+        importance = edited.importance if edited.importance != before.importance else None
+        if tags == record.tags and (importance is None or importance == record.importance):
+            continue
+        changed = dataclasses.replace(
+            record, tags=tags, importance=record.importance if importance is None else importance
+        )
+        merge.taken.pop(path, None)
+        merge.files[path] = dump(changed).encode("utf-8")
 
 
 def _settle_forks(store: Path, ours_tree: dict[str, str], merge: _Merge, label: str) -> None:
@@ -596,17 +691,7 @@ def _settle_forks(store: Path, ours_tree: dict[str, str], merge: _Merge, label: 
     """
     if not merge.forks:
         return
-    by_id = {
-        Path(p).stem: p
-        for p in (*ours_tree, *merge.taken, *merge.files)
-        if p.startswith("records/") and p.endswith(".md")
-    }
-
-    def merged(path: str) -> bytes | None:
-        if path in merge.files:
-            return merge.files[path]
-        sha = merge.taken.get(path) or ours_tree.get(path)
-        return _blobs(store, {sha}).get(sha) if sha else None
+    by_id, merged = _merged_records(store, ours_tree, merge)
 
     def live_end(record_id: str) -> tuple[str, Record, bytes] | None:
         seen: set[str] = set()
@@ -758,7 +843,7 @@ def _apply(store: Path, old: str, new: str) -> int:
             + (" …" if len(touched) > 5 else "")
             + "; commit or undo the edits and sync again",
         )
-    pending = state_dir(store) / PENDING
+    pending = layout(store).in_state(PENDING)
     write_atomic(pending, json.dumps({"from": old, "to": new}).encode("utf-8"))
     count = _write_files(store, news)
     gitio.run_git(store, "update-ref", "-m", "memdir sync", "HEAD", new, old)
@@ -804,7 +889,7 @@ def recover(store: Path) -> bool:
     Raises:
         GitError: git failed (the intent stays for the next sync).
     """
-    pending = state_dir(store) / PENDING
+    pending = layout(store).in_state(PENDING)
     try:
         intent = json.loads(pending.read_text(encoding="utf-8"))
         old, new = str(intent["from"]), str(intent["to"])
@@ -828,7 +913,7 @@ def recover(store: Path) -> bool:
 def pending_conflict(store: Path) -> dict[str, Any] | None:
     """Return the conflict the last sync stopped on (``memdir health`` names it), or ``None``."""
     try:
-        found = json.loads((store / "state" / CONFLICT).read_text(encoding="utf-8"))
+        found = json.loads((layout(store).state_path(CONFLICT)).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return found if isinstance(found, dict) else None
@@ -868,6 +953,7 @@ def sync(
     manifest.load(store)  # a store from a newer memdir is refused before anything is written
     out = Synced()
     with store_lock(store, "sync"):
+        gitio.remove_stale_locks(store)  # a sync or git killed before left its lock files
         recover(store)
         if logs_only or local_only:
             out.committed = commit_local(store, logs_only=logs_only, caller=caller)
@@ -904,7 +990,7 @@ def sync(
                 break
         else:
             out.note = f"the remote kept moving; {PUSH_ATTEMPTS} attempts; sync again"
-        (store / "state" / CONFLICT).unlink(missing_ok=True)
+        (layout(store).state_path(CONFLICT)).unlink(missing_ok=True)
     return out
 
 
@@ -958,6 +1044,30 @@ def _check_purges(store: Path, ours: str, theirs: str, url: str, branch: str) ->
             )
 
 
+def _check_is_store(store: Path, ours: str, theirs: str, url: str, branch: str) -> None:
+    """Refuse a remote branch that is not a memdir store (say, the project's own code).
+
+    A store's every commit has ``memdir.toml`` at its root. A branch without it that shares no
+    history with this store is someone else's branch of that name: merging it would bring its
+    files into the store and push them back.
+
+    Raises:
+        RefusedError: the branch is not a store (nothing fetched is merged, nothing changed).
+    """
+    tree = gitio.run_git(store, "ls-tree", "--name-only", theirs).stdout.decode("utf-8", "replace")
+    names = tree.split()
+    if StoreLayout.MANIFEST in names:
+        return
+    if gitio.run_git(store, "merge-base", ours, theirs, check=False).returncode == 0:
+        return  # shares history with this store: a store whose manifest was deleted there
+    shown = ", ".join(names[:5]) + (" …" if len(names) > 5 else "")
+    raise RefusedError(
+        f"branch {branch} of {url} is not a memdir store (no {StoreLayout.MANIFEST} at its "
+        f"root; it holds {shown or 'nothing'}), so nothing was merged and nothing changed here. "
+        "Share the store on another branch: `memdir remote --branch NAME`"
+    )
+
+
 def _pull(store: Path, url: str, branch: str, label: str, out: Synced) -> None:
     theirs = fetch(store, url, branch)
     ours = _head(store)
@@ -965,6 +1075,7 @@ def _pull(store: Path, url: str, branch: str, label: str, out: Synced) -> None:
         out.pulled = "up-to-date" if out.pulled == "none" else out.pulled
         return
     _check_purges(store, ours, theirs, url, branch)
+    _check_is_store(store, ours, theirs, url, branch)
     if _is_ancestor(store, ours, theirs):
         out.received += _apply(store, ours, theirs)
         out.pulled = "fast-forward" if out.pulled != "merged" else "merged"
@@ -983,7 +1094,7 @@ def _pull(store: Path, url: str, branch: str, label: str, out: Synced) -> None:
             "here, then sync again"
         )
         write_atomic(
-            state_dir(store) / CONFLICT,
+            layout(store).in_state(CONFLICT),
             json.dumps({"paths": merge.conflicts, "message": message, "theirs": theirs}).encode(),
         )
         raise SyncConflictError(message)

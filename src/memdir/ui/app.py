@@ -31,6 +31,7 @@ from starlette.templating import Jinja2Templates
 from memdir import service
 from memdir.kernel.base.caller import Caller
 from memdir.kernel.base.errors import MemdirError, UsageError
+from memdir.kernel.base.layout import layout
 from memdir.kernel.base.model import KINDS, STATUSES
 from memdir.kernel.storage import authority
 from memdir.kernel.storage import session as session_mod
@@ -173,10 +174,8 @@ def session_journal(store: Path, session_id: str, limit: int = 500) -> list[dict
 
 def session_events(store: Path, session_id: str) -> list[dict[str, Any]]:
     """Return a session's not yet folded events (with their times), oldest first."""
-    from memdir.kernel.storage.paths import state_dir
-
     key = session_mod.session_key(session_id)
-    path = state_dir(store) / session_mod.SESSIONS_DIR / f"{key}{session_mod.EVENTS_SUFFIX}"
+    path = layout(store).in_state(session_mod.SESSIONS_DIR, f"{key}{session_mod.EVENTS_SUFFIX}")
     events = []
     try:
         lines = path.read_bytes().splitlines()

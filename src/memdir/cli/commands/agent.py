@@ -245,6 +245,8 @@ def _proposal_line(p: dict[str, Any]) -> str:
     what = f'{p["op"]} {p["record"]} "{truncate(current.get("text") or "(gone)", 60)}"'
     if p["op"] == "correct":
         what += f' to "{truncate(p.get("text") or "", 60)}"'
+        if p.get("valid_until"):  # "true until then, then this", as the owner's correct says
+            what += f" from {p['valid_until']} (true until then)"
     why = f"  reason: {p['reason']}" if p.get("reason") else ""
     stale = p.get("obsolete")
     if stale:

@@ -47,13 +47,15 @@ FIELD_ORDER: tuple[str, ...] = (
     "valid_until",
     "source",
     "scope",
+    "project",
     "reason",
 )
 """The keys of DESIGN §3, in the order memdir writes them."""
 
-UNSET_OMITTED: frozenset[str] = frozenset({"valid_from", "valid_until"})
+UNSET_OMITTED: frozenset[str] = frozenset({"valid_from", "valid_until", "project"})
 """Keys written only when set: a record from before valid time existed stays byte-identical
-(its ``valid_from`` is read as its ``observed_at``, :attr:`Record.valid_since`)."""
+(its ``valid_from`` is read as its ``observed_at``, :attr:`Record.valid_since`), and so does
+one from before project identities (it belongs to the store it sits in)."""
 
 TRANSITIONS: dict[str, frozenset[str]] = {
     "candidate": frozenset({"active", "rejected", "forgotten", "superseded"}),
@@ -88,6 +90,7 @@ class Record:
     valid_until: str | None = None  # true in the world until (exclusive); None: still true
     source: dict[str, Any] = field(default_factory=dict)
     scope: str = "project"
+    project: str | None = None  # the project identity of a project-scoped record (manifest's)
     reason: str | None = None
     body: str = ""
     extra: tuple[tuple[str, str], ...] = ()  # unknown keys: (key, raw YAML text after "key:")

@@ -380,11 +380,11 @@ _HOOK_JSON_HOSTS: dict[str, dict[str, Any]] = {
         },
         "also": {"TaskResume": "SessionStart"},
         "hooks_format": "cline-scripts",
-        "tools": {
-            "Read": ("read_file",),
+        "tools": {  # the extension's tools, then Cline CLI 3.x's
+            "Read": ("read_file", "read_files"),
             "Write": ("write_to_file",),
-            "Edit": ("replace_in_file",),
-            "Bash": ("execute_command",),
+            "Edit": ("replace_in_file", "editor"),
+            "Bash": ("execute_command", "run_commands"),
         },
         "mcp_tool": "{tool}",
         "output": "cline",
@@ -401,14 +401,22 @@ _HOOK_JSON_HOSTS: dict[str, dict[str, Any]] = {
         },
         "gates": {
             "any": (
-                "Cline runs hooks only with its Hooks setting on (Settings → Features → "
-                "Enable Hooks); add memdir's MCP server in Cline's MCP settings "
-                "(cline_mcp_settings.json lives in the editor's own storage): command "
-                '`memdir`, args ["serve"].',
+                "The Cline extension runs hooks only with its Hooks setting on (Settings → "
+                "Features → Enable Hooks); Cline CLI 3.x runs them with no setting. Add memdir's "
+                "MCP server in Cline's MCP settings (the extension's own storage, or "
+                "~/.cline/data/settings/cline_mcp_settings.json for Cline CLI): command "
+                '`memdir`, args ["serve", "--store", "<project>/.memdir"] (Cline CLI starts it '
+                "outside the project).",
             ),
         },
-        "notes": "not proven with the binary (an editor); one executable per event in "
-        ".clinerules/hooks/; no SessionEnd, PostToolBatch or PostCompact; memdir does not "
+        "loses": "Cline CLI 3.0.65 (proven with the binary): TaskStart and UserPromptSubmit "
+        "answers are never read, so the digest arrives with the first tool call's answer and "
+        "the task's own prompt gets no recall (no UserPromptSubmit fires for it); the read gate "
+        "is advisory (a hook's cancel ends the whole task, so the refusal is sent as context "
+        "and the read runs); no PreCompact for hook files",
+        "notes": "one executable per event in .clinerules/hooks/; Cline CLI 3.0.65 proven with "
+        "the binary (tests/hosts/conformance/test_cline.py), the extension only by its "
+        "documented payloads; no SessionEnd, PostToolBatch or PostCompact; memdir does not "
         "write Cline's MCP settings",
     },
 }
@@ -668,13 +676,16 @@ _PLUGIN_HOSTS: dict[str, dict[str, Any]] = {
         "installable": True,
         "binary": "openclaw",
         "events": {
-            "SessionStart": "before_prompt_build (first turn of a session)",
+            "SessionStart": "before_prompt_build (first turn of a session, or after a compaction)",
             "UserPromptSubmit": "before_prompt_build",
+            "PreToolUse": "before_tool_call",
             "PostToolUse": "after_tool_call",
             "PostToolUseFailure": "after_tool_call (error)",
+            "PreCompact": "before_compaction",
             "Stop": "agent_end",
             "SessionEnd": "session_end",
         },
+        "tools": {"Read": ("read",), "Write": ("write",), "Edit": ("edit",), "Bash": ("exec",)},
         "mcp_tool": "{server}__{tool}",
         "payload": dict(_COMMON_PAYLOAD),
         "output": "claude",
@@ -705,10 +716,10 @@ _PLUGIN_HOSTS: dict[str, dict[str, Any]] = {
                 '\'{"command":"memdir","args":["serve"]}\'` (optional).',
             ),
         },
-        "loses": "the read gate and shell governor (no PreToolUse wired), batch reminders "
-        "(no PostToolBatch) and compaction checkpoints (PreCompact/PostCompact not wired); "
-        "the digest and recall arrive every turn as prependContext; the MCP server is added "
-        "by hand (`openclaw mcp set`)",
+        "loses": "the shell governor's notes and output summaries (before_tool_call can only "
+        "block or rewrite, after_tool_call cannot change the output), batch reminders (no "
+        "PostToolBatch); the digest and recall arrive every turn as prependContext; the MCP "
+        "server is added by hand (`openclaw mcp set`)",
         "notes": "Talewell's host: a plugin in .openclaw/extensions/memdir/ (before_prompt_build "
         "→ the digest and recall before every turn); needs the workspace and "
         "allowConversationAccess set in ~/.openclaw/openclaw.json; openclaw 2026.9.6 runs on "

@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from memdir.kernel.base import validity
+from memdir.kernel.base.layout import StoreLayout, layout
 from memdir.kernel.index.recall import Hit, recall
 from memdir.kernel.lang import fence, pathscope
 from memdir.kernel.lang.polarity import opposed
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
 ORIGIN_ORDER = {"owner": 0, "import": 1, "agent": 2, "observer": 3}
 PINNED_TAG = "pinned"
 RULE_KINDS = ("rule", "preference")
-MIRROR_FLAG = "mirror-claude.json"
+MIRROR_FLAG = StoreLayout.MIRROR_FLAG
 """``state/`` file naming the ids the Claude Code auto-memory mirror carries (store.mirror)."""
 
 
@@ -65,9 +66,13 @@ def _item(doc: dict[str, Any]) -> fence.Item:
     return fence.Item(doc["id"], doc["kind"], origin, date, doc["text"])
 
 
-def _served(docs: Iterable[dict[str, Any]], scope: str) -> list[dict[str, Any]]:
-    """The documents of ``scope`` that are active and true now (:func:`validity.served`)."""
-    return [doc for doc in docs if validity.served(doc, scope=scope)]
+def _filter(served: validity.Served | None, scope: str = "project") -> validity.Served:
+    """Return the read filter to query with: ``served``, else active, true now, of ``scope``.
+
+    The hooks pass their store's (:func:`memdir.kernel.storage.identity.read_filter`: scope
+    and project identity, tombstoned values); every query below puts it in its ``WHERE``.
+    """
+    return served if served is not None else validity.Served(scope=scope)
 
 
 def git_branch(project: Path) -> str:
@@ -97,12 +102,13 @@ def context_query(project: Path, branch: str, files: Iterable[str]) -> str:
 
 
 def _ordered_rules(
-    index: IndexBackend, query: str, limit: int = 40, scope: str = "project"
+    index: IndexBackend, query: str, served: validity.Served, limit: int = 40
 ) -> list[dict[str, Any]]:
     relevant = {
-        h.doc["id"]: h.score for h in recall(index, query, limit=limit, kinds=RULE_KINDS).hits
+        h.doc["id"]: h.score
+        for h in recall(index, query, limit=limit, kinds=RULE_KINDS, served=served).hits
     }
-    docs = _served(index.list_docs(kinds=RULE_KINDS, statuses=("active",), limit=500), scope)
+    docs = index.list_docs(kinds=RULE_KINDS, limit=500, served=served)
 
     def key(doc: dict[str, Any]) -> tuple[int, int, float, int, str]:
         pinned = 0 if PINNED_TAG in doc.get("tags", []) else 1
@@ -183,7 +189,7 @@ def mirrored_ids(store: Path) -> frozenset[str]:
     import json
 
     try:
-        with open(store / "state" / MIRROR_FLAG, encoding="utf-8") as fh:
+        with open(layout(store).state_path(MIRROR_FLAG), encoding="utf-8") as fh:
             flag = json.load(fh)
     except (OSError, ValueError):
         return frozenset()
@@ -194,7 +200,7 @@ def mirrored_ids(store: Path) -> frozenset[str]:
 MAX_SKIPPED = 200
 """Most extra candidates per-prompt recall ranks to make up for records it must skip."""
 
-DEMOTED = "state/demoted.json"
+DEMOTED = StoreLayout.DEMOTED  # in state/
 """Ids ``[policy] max_active`` keeps out of injection (written by ``memdir.store.capacity``)."""
 
 
@@ -203,7 +209,7 @@ def demoted_ids(store: Path) -> frozenset[str]:
     import json
 
     try:
-        with open(store / DEMOTED, encoding="utf-8") as fh:
+        with open(layout(store).state_path(DEMOTED), encoding="utf-8") as fh:
             body = json.load(fh)
     except (OSError, ValueError):
         return frozenset()
@@ -226,6 +232,8 @@ def session_digest(
     touched: Iterable[str] | None = None,
     user_index: IndexBackend | None = None,
     extra_notes: Iterable[str] = (),
+    served: validity.Served | None = None,
+    user_served: validity.Served | None = None,
 ) -> Injection:
     """Return the SessionStart digest for a session in ``project`` (see the module docstring).
 
@@ -242,11 +250,17 @@ def session_digest(
     :func:`demoted_ids`) are never injected. ``user_index``
     (the user store's, when there is one) adds the person's cross-project rules and
     preferences after the project's, labelled ``user``.
+
+    ``served`` and ``user_served`` are the two stores' read filters
+    (:func:`memdir.kernel.storage.identity.read_filter`; default: active, true now, of the
+    store's scope), applied in every index query the digest makes.
     """
+    served = _filter(served)
+    user_served = _filter(user_served, "user")
     skip = set(exclude)
     counts = index.count_by("kind", status="active")
     statuses = index.count_by("status")
-    active = index.list_docs(statuses=("active",), limit=1)
+    active = index.list_docs(limit=1, served=served)
     if not active:
         return Injection("", ())
     by_kind = ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items()))
@@ -262,13 +276,13 @@ def session_digest(
     files = list(files)
     near = list(files if touched is None else touched)
     query = context_query(project, git_branch(project), files)
-    rules = [d for d in _ordered_rules(index, query) if _relevant_scoped(d, near)]
+    rules = [d for d in _ordered_rules(index, query, served) if _relevant_scoped(d, near)]
     if user_index is not None:
-        mine = _ordered_rules(user_index, query, scope="user")
+        mine = _ordered_rules(user_index, query, user_served)
         rules += [doc for doc in mine if doc["origin"] == "owner" and _relevant_scoped(doc, near)]
     pinned = [
         d
-        for d in _served(index.list_docs(statuses=("active",), limit=500), "project")
+        for d in index.list_docs(limit=500, served=served)
         if PINNED_TAG in (d.get("tags") or ()) and d["id"] not in mirrored
     ]
     pinned.sort(key=lambda d: (ORIGIN_ORDER.get(d["origin"], 9), -int(d.get("importance", 5))))
@@ -289,7 +303,7 @@ def session_digest(
         )
     others = [
         doc
-        for doc in _served((h.doc for h in recall(index, query, limit=10).hits), "project")
+        for doc in (h.doc for h in recall(index, query, limit=10, served=served).hits)
         if doc["id"] not in seen and _relevant_scoped(doc, near)
     ]
     title = (
@@ -473,6 +487,8 @@ def prompt_recall(
     preamble: bool = True,
     user_index: IndexBackend | None = None,
     demoted: frozenset[str] = frozenset(),
+    served: validity.Served | None = None,
+    user_served: validity.Served | None = None,
 ) -> Injection:
     """Return what a prompt earns: the records that pass :func:`injectable` and are new here.
 
@@ -490,7 +506,11 @@ def prompt_recall(
         preamble: Whether the fence opens with :data:`fence.HEADER`; a session is told it
             once (and again after a compaction), not on every prompt.
         user_index: The user store's index: searched too, its records labelled ``user``
-            (issue 10, mark 4). Every hit passes :func:`validity.served` for its store's scope.
+            (issue 10, mark 4).
+        served: The project store's read filter (scope and project identity, tombstoned
+            values; :func:`memdir.kernel.storage.identity.read_filter`), in the index query;
+            default active, true now, project scope.
+        user_served: The user store's (default: active, true now, user scope).
         demoted: Ids past a ``[policy] max_active`` cap (:func:`demoted_ids`): never injected.
 
     Returns:
@@ -500,17 +520,20 @@ def prompt_recall(
     held_ids = set(skip)
     notes = list(notes)
     extra = len(skip) + min(len(demoted), MAX_SKIPPED)
+    served = _filter(served)
     pool = [
         h
-        for h in recall(index, prompt, limit=PROMPT_POOL + extra, min_score=0.0).hits
-        if h.doc["id"] not in demoted and validity.served(h.doc, scope="project")
+        for h in recall(index, prompt, limit=PROMPT_POOL + extra, min_score=0.0, served=served).hits
+        if h.doc["id"] not in demoted
     ]
     if user_index is not None:
-        pool += [
-            h
-            for h in recall(user_index, prompt, limit=PROMPT_POOL, min_score=0.0).hits
-            if validity.served(h.doc, scope="user")
-        ]
+        pool += recall(
+            user_index,
+            prompt,
+            limit=PROMPT_POOL,
+            min_score=0.0,
+            served=_filter(user_served, "user"),
+        ).hits
         pool.sort(key=lambda h: -h.score)
     earned = injectable(
         pool,
@@ -559,12 +582,20 @@ def _held_texts(index: IndexBackend, ids: list[str]) -> list[str]:
 
 
 def top_rules(
-    index: IndexBackend, *, project: Path, budget_tokens: int = 150, limit: int = 5
+    index: IndexBackend,
+    *,
+    project: Path,
+    budget_tokens: int = 150,
+    limit: int = 5,
+    served: validity.Served | None = None,
 ) -> Injection:
-    """Return the top owner rules again (re-surfacing after tool batches and compaction)."""
+    """Return the top owner rules again (re-surfacing after tool batches and compaction).
+
+    ``served``: the store's read filter (default: active, true now, project scope).
+    """
     rules = [
         d
-        for d in _ordered_rules(index, project.name)
+        for d in _ordered_rules(index, project.name, _filter(served))
         if d["kind"] == "rule" and not pathscope.path_globs(d)  # those come with their files
     ][:limit]
     if not rules:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from memdir.kernel.base.model import Record
+from memdir.kernel.base.validity import Served
 from memdir.kernel.index.rows import FileStat
 
 RecordRow = tuple[int, str, int, str, int, str, str, str, str]
@@ -91,8 +92,13 @@ class IndexBackend(Protocol):
         statuses: Iterable[str] = (),
         limit: int | None = None,
         newest_first: bool = True,
+        served: Served | None = None,
     ) -> list[dict[str, Any]]:
-        """Return records filtered by kind and status, by ``updated_at`` then id."""
+        """Return records filtered by kind and status, by ``updated_at`` then id.
+
+        ``served``: only what that read filter serves, decided in the query (in place of
+        ``statuses``): :func:`memdir.kernel.index.rows.served_where`.
+        """
 
     def count_by(self, column: str, *, status: str | None = None) -> dict[str, int]:
         """Return record counts grouped by ``kind``, ``status`` or ``origin``."""
@@ -116,11 +122,18 @@ class IndexBackend(Protocol):
         """Return ``(records, terms in all of them)``: BM25's N and N × avgdl."""
 
     def record_pool(
-        self, terms: list[str], kinds: list[str], statuses: list[str], size: int
+        self,
+        terms: list[str],
+        kinds: list[str],
+        statuses: list[str],
+        size: int,
+        served: Served | None = None,
     ) -> list[RecordRow]:
         """Return the ``size`` records of these kinds and statuses holding any term, best first.
 
-        Best by FTS5's ``bm25()`` with column weights 4, 3, 2, 1 (ties: rowid).
+        Best by FTS5's ``bm25()`` with column weights 4, 3, 2, 1 (ties: rowid). ``served`` puts
+        the read filter in the query (in place of ``statuses``), so nothing it leaves out takes
+        a place in the pool.
         """
 
     def similar_candidates(

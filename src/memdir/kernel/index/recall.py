@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
+    from memdir.kernel.base.validity import Served
     from memdir.kernel.index.interface import IndexBackend, RecordRow, TurnRow
 
     Similarity = Callable[[str, list[str], list[list[str]], list[str]], list[float]]
@@ -315,6 +316,7 @@ def recall(
     decay: bool = False,
     min_score: float = 0.0,
     explain: bool = False,
+    served: Served | None = None,
 ) -> Recalled:
     """Return the records of ``index`` most relevant to ``query``, best first.
 
@@ -327,6 +329,9 @@ def recall(
         decay: Apply the forgetting curve.
         min_score: Leave out hits scoring below this.
         explain: Kept for symmetry with the CLI; hits always carry their factors.
+        served: The read filter (:class:`memdir.kernel.base.validity.Served`: status, scope
+            and project, valid time, tombstoned values), applied in the index query in place
+            of ``statuses``; every serving surface passes its store's.
 
     Returns:
         A :class:`Recalled`; ``took_ms`` is wall time in milliseconds.
@@ -342,6 +347,7 @@ def recall(
         list(kinds),
         list(statuses),
         max(POOL_FACTOR * limit, POOL_MIN),
+        served=served,
     )
     hits = score_records(
         rows,

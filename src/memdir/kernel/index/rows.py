@@ -8,6 +8,7 @@ Imports: standard library only.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from memdir.kernel.base.model import Record
+    from memdir.kernel.base.validity import Served
 
 BODY_LINK = re.compile(r"\[\[([A-Za-z0-9][A-Za-z0-9._-]{0,127})\]\]")
 """A ``[[id]]`` link in a record's body."""
@@ -99,3 +101,77 @@ def turn_terms(text: str, at: str) -> set[str]:
     from memdir.kernel.lang.text import month_words, terms
 
     return {*terms(text), *terms(month_words(at))}
+
+
+SERVED_COLUMNS = ("project", "valid_start", "valid_end", "by_time", "value_key")
+"""The record columns the read filter's ``WHERE`` reads (:func:`served_where`), beside
+``status`` and ``scope``."""
+
+
+def served_columns(doc: dict[str, Any]) -> tuple[str | None, str | None, str | None, int, str]:
+    """Return a record document's :data:`SERVED_COLUMNS` values.
+
+    Each is derived from the one read filter's own functions in
+    :mod:`memdir.kernel.base.validity` (``scope_columns``, ``bounds``, ``by_time``) and the
+    tombstone key (:func:`memdir.kernel.base.valuekey.value_key`), so the query and
+    :func:`~memdir.kernel.base.validity.served` decide alike.
+    """
+    from memdir.kernel.base import validity
+    from memdir.kernel.base.valuekey import value_key
+
+    start, end = validity.bounds(doc)
+    return (
+        validity.scope_columns(doc)[1],
+        validity.bound_text(start),
+        validity.bound_text(end),
+        int(validity.by_time(doc)),
+        value_key(str(doc.get("text") or "")),
+    )
+
+
+def served_where(
+    served: Served, *, table: str = "", mark: str = "?", keys_in: str = ""
+) -> tuple[str, list[Any]]:
+    """Return ``(" AND …", params)``: the read filter ``served`` as a query's conditions.
+
+    The same decision as :func:`memdir.kernel.base.validity.served`, on the columns
+    :func:`served_columns` fills: the status (or retired by time, when asking about the past),
+    the scope, the project (a record naming none belongs to the store), the valid time
+    (``valid_start <= at < valid_end``, open ends pass; unless ``served.timed`` is false) and
+    no tombstoned value.
+
+    Args:
+        served: The filter.
+        table: Prefix for the column names (``"r."``).
+        mark: The backend's placeholder (``?`` for SQLite, ``%s`` for PostgreSQL).
+        keys_in: How the backend tests a value against the list of tombstoned keys, with
+            ``{col}`` and ``{mark}`` in it (default: SQLite's ``json_each`` over one JSON
+            array parameter).
+    """
+    from memdir.kernel.base.clock import utc_now
+    from memdir.kernel.base.validity import bound_text
+
+    t = table
+    statuses = list(served.statuses)
+    status = f"{t}status IN ({','.join([mark] * len(statuses))})" if statuses else "0 = 1"
+    if served.past:
+        status = f"({status} OR {t}by_time = 1)"
+    where = f" AND {status}"
+    params: list[Any] = list(statuses)
+    if served.scope is not None:
+        where += f" AND {t}scope = {mark}"
+        params.append(served.scope)
+    if served.project is not None:
+        where += f" AND ({t}project IS NULL OR {t}project = {mark})"
+        params.append(served.project)
+    if served.timed:
+        at = bound_text(served.at or utc_now())
+        where += f" AND ({t}valid_start IS NULL OR {t}valid_start <= {mark})"
+        where += f" AND ({t}valid_end IS NULL OR {mark} < {t}valid_end)"
+        params += [at, at]
+    if served.withheld:
+        template = keys_in or "{col} NOT IN (SELECT value FROM json_each({mark}))"
+        where += " AND " + template.format(col=f"{t}value_key", mark=mark)
+        keys = sorted(served.withheld)
+        params.append(json.dumps(keys) if not keys_in else keys)
+    return where, params

@@ -28,7 +28,17 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from memdir.kernel.base.errors import IndexFormatError, MemdirError, StorageError
-from memdir.kernel.index.rows import FileStat, record_columns, record_doc, record_links, turn_terms
+from memdir.kernel.base.layout import StoreLayout, layout
+from memdir.kernel.index.rows import (
+    SERVED_COLUMNS,
+    FileStat,
+    record_columns,
+    record_doc,
+    record_links,
+    served_columns,
+    served_where,
+    turn_terms,
+)
 from memdir.kernel.lang.text import fts_match, is_cjk
 
 TYPE_CHECKING = False  # the hook path never imports typing or dataclasses (start-up cost)
@@ -36,6 +46,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from memdir.kernel.base.model import Record
+    from memdir.kernel.base.validity import Served
     from memdir.kernel.index.interface import Problems, RecordRow, TurnRow
 
 INDEX_NAME = "index.sqlite"
@@ -189,9 +200,34 @@ def _m002_turn_frequencies(conn: sqlite3.Connection) -> None:
     conn.executemany("INSERT INTO turn_df (term, rows) VALUES (?, ?)", counts.items())
 
 
+def _m003_served_columns(conn: sqlite3.Connection) -> None:
+    """Add the columns the read filter's ``WHERE`` reads, filled from each record's document.
+
+    Issue 10: scope with project identity, valid time, tombstoned values.
+    ``project`` (NULL: the record names none), ``valid_start``/``valid_end`` (instants as
+    :func:`memdir.kernel.base.validity.bound_text`; NULL is open), ``by_time`` (1: superseded
+    with a ``valid_until``), ``value_key`` (:func:`memdir.kernel.base.valuekey.value_key`).
+    """
+    have = {row[1] for row in conn.execute("PRAGMA table_info(records)")}
+    for column, kind in zip(
+        SERVED_COLUMNS,
+        ("TEXT", "TEXT", "TEXT", "INTEGER NOT NULL DEFAULT 0", "TEXT"),
+        strict=True,
+    ):
+        if column not in have:  # (an index a test turned back to an older version has them)
+            conn.execute(f"ALTER TABLE records ADD COLUMN {column} {kind}")
+    rows = conn.execute("SELECT rowid, doc FROM records").fetchall()
+    conn.executemany(
+        "UPDATE records SET project = ?, valid_start = ?, valid_end = ?, by_time = ?,"
+        " value_key = ? WHERE rowid = ?",
+        [(*served_columns(json.loads(doc)), rowid) for rowid, doc in rows],
+    )
+
+
 MIGRATIONS: tuple[tuple[int, Callable[[sqlite3.Connection], None]], ...] = (
     (1, _m001_initial),
     (2, _m002_turn_frequencies),
+    (3, _m003_served_columns),
 )
 LATEST_VERSION = MIGRATIONS[-1][0]
 
@@ -306,17 +342,30 @@ def _open_read_only(path: Path, busy_timeout_seconds: float) -> sqlite3.Connecti
 
 
 def filter_clause(
-    *, kinds: Iterable[str] = (), statuses: Iterable[str] = (), table: str = ""
+    *,
+    kinds: Iterable[str] = (),
+    statuses: Iterable[str] = (),
+    table: str = "",
+    served: Served | None = None,
 ) -> tuple[str, list[Any]]:
     """Return ``(" AND kind IN (?,…) AND status IN (?,…)", params)`` for the given filters.
 
     ``table`` prefixes the columns (``"r."``). Only ``?`` placeholders enter the SQL text.
+    ``served`` adds the read filter (:func:`memdir.kernel.index.rows.served_where`: status,
+    scope and project, valid time, tombstoned values) and takes the place of ``statuses``.
     """
     where, params = "", []
-    for column, values in (("kind", list(kinds)), ("status", list(statuses))):
+    wanted = [("kind", list(kinds))]
+    if served is None:
+        wanted.append(("status", list(statuses)))
+    for column, values in wanted:
         if values:
             where += f" AND {table}{column} IN ({','.join('?' * len(values))})"
             params += values
+    if served is not None:
+        more, extra = served_where(served, table=table)
+        where += more
+        params += extra
     return where, params
 
 
@@ -415,7 +464,7 @@ class Index:
         Raises:
             StorageError: the copy cannot be made (disk full, read-only); the index is unchanged.
         """
-        folder = self.store / "state" / "backups"
+        folder = layout(self.store).state_path(StoreLayout.BACKUPS)
         target = folder / f"index-v{version}.sqlite"
         if target.exists() or self.path.stat().st_size > BACKUP_MAX_BYTES:
             return  # kept by an earlier, interrupted migration; or too big to be worth a copy
@@ -517,9 +566,11 @@ class Index:
         self._remove_path(path)
         columns = record_columns(record)
         tokens = sum(len(column.split()) for column in columns)
+        doc = record_doc(record)
         cursor = conn.execute(
             "INSERT INTO records (id, kind, status, origin, scope, importance, created_at,"
-            " updated_at, text, tokens, path, doc) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            " updated_at, text, tokens, path, doc, project, valid_start, valid_end, by_time,"
+            " value_key) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 record.id,
                 record.kind,
@@ -532,7 +583,8 @@ class Index:
                 record.text,
                 tokens,
                 path,
-                json.dumps(record_doc(record), ensure_ascii=False),
+                json.dumps(doc, ensure_ascii=False),
+                *served_columns(doc),
             ),
         )
         conn.execute(
@@ -647,9 +699,14 @@ class Index:
         statuses: Iterable[str] = (),
         limit: int | None = None,
         newest_first: bool = True,
+        served: Served | None = None,
     ) -> list[dict[str, Any]]:
-        """Return indexed records filtered by kind and status, newest ``updated_at`` first."""
-        where, params = filter_clause(kinds=kinds, statuses=statuses)
+        """Return indexed records filtered by kind and status, newest ``updated_at`` first.
+
+        ``served``: only what the read filter serves, decided in the query (it replaces
+        ``statuses``; :func:`memdir.kernel.index.rows.served_where`).
+        """
+        where, params = filter_clause(kinds=kinds, statuses=statuses, served=served)
         sql = f"SELECT doc FROM records WHERE 1=1{where}"  # noqa: S608 - placeholders only
         sql += f" ORDER BY updated_at {'DESC' if newest_first else 'ASC'}, id"
         if limit is not None:
@@ -723,9 +780,17 @@ class Index:
         return int(row[0]), int(row[1])
 
     def record_pool(
-        self, terms: list[str], kinds: list[str], statuses: list[str], size: int
+        self,
+        terms: list[str],
+        kinds: list[str],
+        statuses: list[str],
+        size: int,
+        served: Served | None = None,
     ) -> list[RecordRow]:
         """Return the ``size`` rows of the wanted kinds and statuses that FTS5's BM25 ranks first.
+
+        ``served`` puts the read filter in the ``WHERE`` (in place of ``statuses``), so what
+        it leaves out never takes a place in the pool.
 
         FTS5 ranks its matches alone first (a bounded sort in C), and only the best
         ``POOL_SCAN × size`` are joined to ``records`` to filter them: joining every match before
@@ -736,7 +801,7 @@ class Index:
         match = fts_match(terms)
         if not match:
             return []
-        where, filters = filter_clause(kinds=kinds, statuses=statuses, table="r.")
+        where, filters = filter_clause(kinds=kinds, statuses=statuses, table="r.", served=served)
         scan = POOL_SCAN * size
         # Only fixed column names and "?" placeholders are interpolated below.
         fast = (

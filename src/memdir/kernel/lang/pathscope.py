@@ -16,13 +16,15 @@ import os
 import re
 from pathlib import Path
 
+from memdir.kernel.base.layout import StoreLayout, layout
+
 TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
 if TYPE_CHECKING:
     from typing import Any
 
 PATH_TAG = "path:"
 """Prefix of a tag scoping a record to a path glob: ``path:src/billing/**``."""
-CACHE = "path-scoped.json"
+CACHE = StoreLayout.PATH_SCOPED
 
 _GLOBS: dict[str, re.Pattern[str]] = {}
 
@@ -105,7 +107,7 @@ def cached(store: Path) -> list[dict[str, Any]] | None:
     """Return the cached scoped records, or ``None`` when a record folder changed since."""
     key = _key(store)
     try:
-        with open(store / "state" / CACHE, encoding="utf-8") as fh:
+        with open(layout(store).state_path(CACHE), encoding="utf-8") as fh:
             kept = json.load(fh)
     except (OSError, ValueError):
         return None
@@ -120,7 +122,7 @@ def save(store: Path, docs: list[dict[str, Any]]) -> None:
     key = _key(store)
     if not key:
         return
-    target = store / "state" / CACHE
+    target = layout(store).state_path(CACHE)
     try:
         tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
         tmp.write_text(json.dumps({"key": key, "docs": docs}), encoding="utf-8")
@@ -137,7 +139,7 @@ def cached_any(store: Path) -> list[dict[str, Any]] | None:
     refresh the list.
     """
     try:
-        with open(store / "state" / CACHE, encoding="utf-8") as fh:
+        with open(layout(store).state_path(CACHE), encoding="utf-8") as fh:
             kept = json.load(fh)
     except (OSError, ValueError):
         return None

@@ -21,11 +21,12 @@ event whose ``id`` the log already holds is not appended twice.
     {"at": "…", "event": "add", "key": "sha256:…", "record": "f-…", "origin": "owner"}
     {"at": "…", "event": "lift", "key": "sha256:…", "origin": "owner", "channel": "cli"}
 
-A key is tombstoned when its last event is ``add``. The key is :func:`value_key`: the text
-NFKC-normalised, invisible characters removed, the common Cyrillic and Greek look-alikes of
-Latin letters folded (after Unicode TS #39's confusables), case folded, and everything that is
-not a letter, mark or digit (whitespace, punctuation, symbols) dropped, then SHA-256 hashed.
-So "Use npm." and "ＵＳＥ  n\u200bpm" and "Usе npm" (a Cyrillic е) share one key.
+A key is tombstoned when its last event is ``add``. The key is :func:`value_key`
+(:mod:`memdir.kernel.base.valuekey`): the text NFKC-normalised, invisible characters removed,
+the common Cyrillic and Greek look-alikes of Latin letters folded (after Unicode TS #39's
+confusables), case folded, and everything that is not a letter, mark or digit (whitespace,
+punctuation, symbols) dropped, then SHA-256 hashed. So "Use npm." and "ＵＳＥ  n\u200bpm" and
+"Usе npm" (a Cyrillic е) share one key.
 
 Imports: standard library only.
 """
@@ -36,79 +37,20 @@ import contextlib
 import hashlib
 import json
 import os
-import unicodedata
 from pathlib import Path
-from typing import Any
 
 from memdir.kernel.base import appendlog
 from memdir.kernel.base.clock import now_iso
+from memdir.kernel.base.valuekey import fold as fold  # the index keys on it too
+from memdir.kernel.base.valuekey import value_key as value_key
+
+TYPE_CHECKING = False  # the hooks' reads load this module (tombstones): never typing
+if TYPE_CHECKING:
+    from typing import Any
 
 AUDIT_DIR = "audit"
 TOMBSTONES = "audit/tombstones.jsonl"
 REASON_CHARS = 200
-
-_INVISIBLE = {
-    0x00AD,  # soft hyphen
-    0x034F,  # combining grapheme joiner
-    0x115F,
-    0x1160,  # Hangul fillers
-    0x180E,  # Mongolian vowel separator
-    0x200B,
-    0x200C,
-    0x200D,
-    0x200E,
-    0x200F,  # zero-width space, non-joiner, joiner, direction marks
-    0x2060,
-    0x2061,
-    0x2062,
-    0x2063,
-    0x2064,  # word joiner, invisible operators
-    0x3164,  # Hangul filler
-    0xFEFF,  # zero-width no-break space (BOM)
-    0xFFA0,  # half-width Hangul filler
-}
-_CONFUSABLES = str.maketrans(
-    {
-        # Cyrillic capitals and small letters that look like Latin ones
-        "А": "a", "В": "b", "Е": "e", "К": "k", "М": "m", "Н": "h", "О": "o", "Р": "p",
-        "С": "c", "Т": "t", "Х": "x", "У": "y", "І": "i", "Ј": "j", "Ѕ": "s", "Ү": "y",
-        "а": "a", "е": "e", "о": "o", "р": "p", "с": "c", "у": "y", "х": "x", "і": "i",
-        "ј": "j", "ѕ": "s", "ԁ": "d", "һ": "h", "ԛ": "q", "ԝ": "w", "ү": "y", "ӏ": "l",
-        # Greek capitals and small letters that look like Latin ones
-        "Α": "a", "Β": "b", "Ε": "e", "Ζ": "z", "Η": "h", "Ι": "i", "Κ": "k", "Μ": "m",
-        "Ν": "n", "Ο": "o", "Ρ": "p", "Τ": "t", "Υ": "y", "Χ": "x",
-        "α": "a", "ι": "i", "κ": "k", "ν": "v", "ο": "o", "ρ": "p", "υ": "u", "χ": "x",
-        "ɑ": "a", "ɡ": "g", "ı": "i",
-    }
-)  # fmt: skip
-
-
-# --- values ----------------------------------------------------------------------------------
-
-
-def fold(text: str) -> str:
-    """Return ``text`` folded to the form tombstones compare (see the module docstring)."""
-    text = unicodedata.normalize("NFKC", text)
-    text = "".join(
-        ch
-        for ch in text
-        if ord(ch) not in _INVISIBLE
-        and not 0xFE00 <= ord(ch) <= 0xFE0F  # variation selectors
-        and unicodedata.category(ch) != "Cf"
-    )
-    text = unicodedata.normalize("NFKC", text.translate(_CONFUSABLES).casefold())
-    text = text.translate(_CONFUSABLES)
-    return "".join(ch for ch in text if unicodedata.category(ch)[0] in "LMN")
-
-
-def value_key(text: str) -> str:
-    """Return the tombstone key of a belief text: ``sha256:`` and the hex digest of its fold.
-
-    A text with no letter or digit at all (emoji, symbols) is keyed on its NFKC form instead,
-    so two different symbol-only texts do not share the empty key.
-    """
-    folded = fold(text) or unicodedata.normalize("NFKC", text).strip()
-    return "sha256:" + hashlib.sha256(folded.encode("utf-8")).hexdigest()
 
 
 def content_hash(data: bytes | None) -> str | None:

@@ -168,6 +168,7 @@ class Proposal:
     decided_at: str | None = None
     outcome: str | None = None  # accepted: what was done; declined: the owner's reason
     against: dict[str, str] | None = None  # the record's status, updated_at, text_sha256 then
+    valid_until: str | None = None  # correct: the old belief was true until then (new from then)
 
     @property
     def path(self) -> str:
@@ -189,6 +190,7 @@ class Proposal:
             "decided_at": self.decided_at,
             "outcome": self.outcome,
             "against": self.against,
+            "valid_until": self.valid_until,
         }
 
     @classmethod
@@ -217,6 +219,7 @@ class Proposal:
                 decided_at=_optional(value.get("decided_at")),
                 outcome=_optional(value.get("outcome")),
                 against=_against(value.get("against")),
+                valid_until=_optional(value.get("valid_until")),
             )
         except (KeyError, TypeError) as exc:
             raise UsageError(f"not a memdir proposal: missing or bad field {exc}") from exc
@@ -293,12 +296,15 @@ def propose(
     *,
     text: str | None = None,
     reason: str | None = None,
+    valid_until: str | None = None,
 ) -> Proposal:
     """Write a proposal to ``op`` the owner's ``record``, in its own commit; return it.
 
     The caller holds the store lock and has checked ``text`` and ``reason`` (secrets, private
-    spans) as the operation itself would. The same pending proposal made again (same op,
-    record, text and caller origin) is returned instead of a second one.
+    spans) as the operation itself would, and ``valid_until`` (a correction's "true until
+    then, then this", already cleaned) as the owner's correction would. The same pending
+    proposal made again (same op, record, text, end date and caller origin) is returned
+    instead of a second one.
 
     Raises:
         UsageError: ``op`` is not one of :data:`PROPOSAL_OPS`.
@@ -307,19 +313,30 @@ def propose(
     if op not in PROPOSAL_OPS:
         raise UsageError(f"only {', '.join(PROPOSAL_OPS)} can be proposed, not {op!r}")
     for existing in pending(store):
-        if (existing.op, existing.record, existing.text, existing.by.origin) == (
-            op,
-            record.id,
-            text,
-            caller.origin,
-        ):
+        if (
+            existing.op,
+            existing.record,
+            existing.text,
+            existing.valid_until,
+            existing.by.origin,
+        ) == (op, record.id, text, valid_until, caller.origin):
             return existing
     against = {
         "status": record.status,
         "updated_at": record.updated_at,
         "text_sha256": text_hash(record.text),
     }
-    proposal = Proposal(_mint(), op, record.id, text, reason, caller, now_iso(), against=against)
+    proposal = Proposal(
+        _mint(),
+        op,
+        record.id,
+        text,
+        reason,
+        caller,
+        now_iso(),
+        against=against,
+        valid_until=valid_until,
+    )
     while (store / proposal.path).exists():
         proposal = replace(proposal, id=_mint())
     _write(store, proposal)

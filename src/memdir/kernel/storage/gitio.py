@@ -40,8 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memdir.kernel.base.errors import GitError, GitStateError, NotFoundError
+from memdir.kernel.base.layout import layout
 from memdir.kernel.storage.lock import LOCK_NAME
-from memdir.kernel.storage.paths import STATE_DIRNAME
 
 PINNED: tuple[tuple[str, str], ...] = (
     ("core.hooksPath", os.devnull),  # no hook of any kind ever runs for memdir's git calls
@@ -417,7 +417,14 @@ def _read_text(path: Path) -> str:
         return ""
 
 
-_GIT_LOCKS = ("index.lock", "HEAD.lock", "packed-refs.lock", "config.lock", "memdir/index.lock")
+_GIT_LOCKS = (
+    "index.lock",
+    "HEAD.lock",
+    "packed-refs.lock",
+    "config.lock",
+    "memdir/index.lock",
+    "memdir/sync-index.lock",  # memdir sync's merge index (store/teamsync.py)
+)
 
 
 def remove_stale_locks(store: Path) -> list[str]:
@@ -433,7 +440,7 @@ def remove_stale_locks(store: Path) -> list[str]:
     """
     gitdir = git_dir(store)
     try:
-        taken = (store / STATE_DIRNAME / LOCK_NAME).stat().st_mtime_ns
+        taken = (layout(store).state_path(LOCK_NAME)).stat().st_mtime_ns
     except OSError:
         return []
     candidates = [gitdir / name for name in _GIT_LOCKS]
@@ -839,7 +846,7 @@ def merge_file(
     Raises:
         GitError: git is missing.
     """
-    folder = store / STATE_DIRNAME
+    folder = layout(store).state_path()
     folder.mkdir(exist_ok=True)
     names = []
     try:

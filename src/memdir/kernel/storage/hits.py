@@ -26,9 +26,10 @@ from pathlib import Path
 
 from memdir.kernel.base.atomic import write_text_atomic
 from memdir.kernel.base.clock import now_iso
+from memdir.kernel.base.layout import StoreLayout, layout
 
-LOG = "state/recall-hits.jsonl"
-STATS = "state/recall-stats.json"
+LOG = StoreLayout.RECALL_HITS  # in state/
+STATS = StoreLayout.RECALL_STATS  # in state/
 VIAS = ("recall", "inject")
 
 
@@ -46,7 +47,7 @@ def note(store: Path, ids: Iterable[str], via: str, at: str | None = None) -> No
         return
     line = json.dumps({"at": at or now_iso(), "via": via, "ids": wanted}) + "\n"
     try:
-        fd = os.open(store / LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = os.open(layout(store).state_path(LOG), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             os.write(fd, line.encode("utf-8"))
         finally:
@@ -70,7 +71,7 @@ def fold(store: Path, *, save: bool = True) -> dict[str, dict[str, object]]:
     JSON is skipped. The saved stats are rewritten atomically; a store that cannot be written
     still gets the right answer, folded in memory.
     """
-    path = store / STATS
+    path = layout(store).state_path(STATS)
     try:
         saved = json.loads(path.read_text(encoding="utf-8"))
         offset = int(saved["offset"])
@@ -78,7 +79,7 @@ def fold(store: Path, *, save: bool = True) -> dict[str, dict[str, object]]:
     except (OSError, ValueError, KeyError, TypeError):
         offset, records = 0, {}
     try:
-        with open(store / LOG, "rb") as fh:
+        with open(layout(store).state_path(LOG), "rb") as fh:
             size = fh.seek(0, os.SEEK_END)
             if size < offset:  # the log was replaced: count it again from the start
                 offset, records = 0, {}

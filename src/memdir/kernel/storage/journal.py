@@ -25,6 +25,7 @@ from pathlib import Path
 from memdir.kernel.base import jsonl
 from memdir.kernel.base.clock import format_instant, utc_now
 from memdir.kernel.base.errors import UsageError
+from memdir.kernel.base.layout import StoreLayout, layout
 from memdir.kernel.lang.redact import redact
 
 TYPE_CHECKING = False  # appending is on the hook path: no typing, dataclasses or SQLite there
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 
 JOURNAL_DIR = "journal"
 _NAME = re.compile(r"^\d{4}-\d{2}-\d{2}(?:\.[a-z0-9][a-z0-9-]{0,39})?\.jsonl$")
-MACHINE_FILE = "machine"
+MACHINE_FILE = StoreLayout.MACHINE
 """``state/machine``: this machine's name in a shared store's log file names (machine-local)."""
 MACHINE = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
 
@@ -48,7 +49,7 @@ def machine_id(store: Path) -> str | None:
     :mod:`memdir.store.teamsync`); anything unreadable or malformed counts as none.
     """
     try:
-        text = (store / "state" / MACHINE_FILE).read_text(encoding="ascii").strip()
+        text = (layout(store).state_path(MACHINE_FILE)).read_text(encoding="ascii").strip()
     except (OSError, UnicodeDecodeError):
         return None
     return text if MACHINE.match(text) else None

@@ -683,9 +683,11 @@ def _correct_locked(
     if normalized_text(text) == normalized_text(old.text):
         raise UsageError(f"the new text is the same as {old.id}'s")
     _check_not_rejected(handle, text)
-    if not caller.is_owner and authority.owned_by_owner(old):
-        return _proposed(handle, "correct", old, caller, text=text, reason=reason)
     validity.check_order(old.valid_from, until)
+    if not caller.is_owner and authority.owned_by_owner(old):
+        return _proposed(
+            handle, "correct", old, caller, text=text, reason=reason, valid_until=until
+        )
     twin = _twin(handle, text, old, caller) if until is None else None
     if twin is not None:  # the corrected text is already an active record: it takes over
         (kept, kept_rel), now = twin, now_iso()
@@ -859,14 +861,16 @@ def accept_proposal(handle: Handle, proposal_id: str, caller: Caller) -> tuple[W
             text = clean_text(proposal.text or "")
             check_text(text)
             _check_not_rejected(handle, text)
-            new, retired = _corrected(old, text, reason, caller)
+            validity.check_order(old.valid_from, proposal.valid_until)
+            new, retired = _corrected(old, text, reason, caller, proposal.valid_until)
             changes = [txn.Change(relative_path(new), new), txn.Change(rel, retired)]
             message = _message(
                 "correct", f"{old.id} -> {new.id}", reason, origin=origin, channel=channel
             )
-            written = Written(
-                new, True, True, previous=retired, note=f"{new.id} supersedes {old.id}"
-            )
+            note = f"{new.id} supersedes {old.id}"
+            if retired.status != "superseded":
+                note = f"{new.id} takes over from {old.id} on {proposal.valid_until}"
+            written = Written(new, True, True, previous=retired, note=note)
         else:
             status = "rejected" if proposal.op == "reject" else "forgotten"
             new = dataclasses.replace(old, status=status, reason=reason, updated_at=now_iso())
@@ -992,9 +996,16 @@ def _proposed(
     *,
     text: str | None = None,
     reason: str | None = None,
+    valid_until: str | None = None,
 ) -> Written:
-    """Write a proposal to ``op`` the owner's record ``old``; the record is not changed."""
-    proposal = authority.propose(handle.store, op, old, caller, text=text, reason=reason)
+    """Write a proposal to ``op`` the owner's record ``old``; the record is not changed.
+
+    ``valid_until`` (a correction: the old belief was true until then, the new one from then)
+    travels with the proposal and is applied when the owner accepts it.
+    """
+    proposal = authority.propose(
+        handle.store, op, old, caller, text=text, reason=reason, valid_until=valid_until
+    )
     note = (
         f"{authority.PROPOSED_NOTE} ({proposal.id}); {old.id} is the owner's record and is "
         "unchanged until the owner accepts"

@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from memdir.kernel.base.errors import LockTimeoutError
-from memdir.kernel.storage.paths import StoreLayout, layout, state_dir
+from memdir.kernel.storage.paths import StoreLayout, layout
 
 LOCK_NAME = StoreLayout.LOCK
 DEFAULT_TIMEOUT_SECONDS = 60.0
@@ -101,7 +101,7 @@ def store_lock(
         OSError: the state folder cannot be created or opened.
     """
     key = str(store.resolve())
-    path = state_dir(store) / LOCK_NAME
+    path = layout(store).in_state(LOCK_NAME)
     with _GUARD:
         local = _LOCAL.setdefault(key, _Reentrant())
     wait = _Wait(path, timeout_seconds, queue)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 from memdir.kernel.base.errors import IndexFormatError, ManifestError
@@ -22,12 +23,14 @@ if TYPE_CHECKING:
 
 FORMAT_VERSION = 1
 """The store layout this build reads and writes (DESIGN §2, §3)."""
+PROJECT_ID = re.compile(r"^prj-[0-9a-f]{16}$")
+"""A project identity (:mod:`memdir.kernel.storage.identity`): ``prj-`` and 16 hex digits."""
 
 TEMPLATE = """\
 # memdir store manifest. Edit by hand; `memdir health` checks it.
 format = {format}          # store layout version; a newer memdir migrates it
 scope = "{scope}"     # "project" or "user"
-
+{project_line}
 [recall]
 limit = 10            # results per recall
 decay = false         # forgetting curve (half-life by importance); off by default
@@ -86,6 +89,7 @@ min_lines = 1         # distil once this many worthy new turns wait (fewer: kept
 SETTINGS: dict[str, object] = {
     "format": FORMAT_VERSION,
     "scope": "project",
+    "project": "",
     "recall_limit": 10,
     "decay": False,
     "min_score": 0.0,
@@ -128,6 +132,7 @@ class Manifest:
 
     format: int
     scope: str
+    project: str
     recall_limit: int
     decay: bool
     min_score: float
@@ -176,9 +181,22 @@ class Manifest:
         return {key: getattr(self, key) for key in SETTINGS}
 
 
-def render(scope: str) -> str:
-    """Return the text of a new manifest for a store of ``scope``."""
-    return TEMPLATE.format(format=FORMAT_VERSION, scope=scope)
+PROJECT_COMMENT = "# this project's identity: records carry it, reads filter on it"
+
+
+def project_line(project: str) -> str:
+    """Return the manifest line that holds a project identity (newline included)."""
+    return f'project = "{project}"  {PROJECT_COMMENT}\n'
+
+
+def render(scope: str, project: str = "") -> str:
+    """Return the text of a new manifest for a store of ``scope``.
+
+    ``project`` is the store's project identity (:mod:`memdir.kernel.storage.identity`); a
+    user store has none.
+    """
+    line = project_line(project) if project and scope == "project" else ""
+    return TEMPLATE.format(format=FORMAT_VERSION, scope=scope, project_line=line)
 
 
 def _get(
@@ -402,11 +420,17 @@ def parse(store: Path) -> Manifest:
     scope = _get(data, "scope", str, "project", where)
     if scope not in ("project", "user"):
         raise ManifestError(f'{where}: scope must be "project" or "user", not {scope!r}')
+    project = _get(data, "project", str, "", where)
+    if project and not PROJECT_ID.match(project):
+        raise ManifestError(
+            f'{where}: project must be an identity like "prj-0123456789abcdef", not {project!r}'
+        )
     prices = _prices(_get(data, "prices", dict, {}, where), where + " [prices]")
     return Manifest(
         prices=prices,
         format=fmt,
         scope=scope,
+        project=project,
         recall_limit=_get(recall, "limit", int, 10, where + " [recall]"),
         decay=_get(recall, "decay", bool, False, where + " [recall]"),
         min_score=float(_get(recall, "min_score", (int, float), 0.0, where + " [recall]")),

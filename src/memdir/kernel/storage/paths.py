@@ -23,12 +23,18 @@ from collections.abc import Mapping
 from pathlib import Path, PureWindowsPath
 
 from memdir.kernel.base.errors import StoreLayoutError, StoreNotFoundError
+from memdir.kernel.base.layout import HOOK_ERROR_LOG as HOOK_ERROR_LOG
+from memdir.kernel.base.layout import MANIFEST_NAME as MANIFEST_NAME
+from memdir.kernel.base.layout import STATE_DIRNAME as STATE_DIRNAME
+from memdir.kernel.base.layout import STORE_DIRNAME as STORE_DIRNAME
+from memdir.kernel.base.layout import STORE_ENTRIES as STORE_ENTRIES
+from memdir.kernel.base.layout import StoreLayout as StoreLayout
+from memdir.kernel.base.layout import check_layout as check_layout
+from memdir.kernel.base.layout import is_within as is_within
+from memdir.kernel.base.layout import layout as layout
+from memdir.kernel.base.layout import state_dir as state_dir
 from memdir.kernel.lang.redact import is_secret_path
 
-STORE_DIRNAME = ".memdir"
-MANIFEST_NAME = "memdir.toml"
-STATE_DIRNAME = "state"
-HOOK_ERROR_LOG = "hook-errors.log"
 HOOK_ERROR_LOG_MAX_BYTES = 1024 * 1024
 """Past this size the hook error log keeps its newest half: a broken hook cannot fill a disk."""
 HOOK_GAVE_UP = "gave up after the"
@@ -36,42 +42,6 @@ HOOK_GAVE_UP = "gave up after the"
 and kept its row, so ``memdir health`` reports it as information, not as a failure."""
 HOOK_ROW_LATE = "its row was not written in time"
 """Added to a give-up entry when the event's journal turn or action row was not written."""
-
-
-STORE_ENTRIES = (
-    "records",
-    "journal",
-    "actions",
-    STATE_DIRNAME,
-    MANIFEST_NAME,
-    "index.sqlite",
-    "anatomy.json",
-    "anatomy.md",
-)
-"""The store's own folders and files: none may lead out of the store (DESIGN §10.4)."""
-
-
-def check_layout(store: Path) -> None:
-    """Refuse a store whose own folders or files are symlinks leading out of it.
-
-    A store travels through git, and git checks out symlinks: a shared store may hold
-    ``journal -> ~/elsewhere``. memdir would then read and write outside the store, so it stops
-    instead. Costs a few ``lstat`` calls; hooks call it once per event.
-
-    Raises:
-        StoreLayoutError: the message names the entry and where it leads.
-    """
-    entries = [store / name for name in STORE_ENTRIES]
-    records = store / "records"
-    if records.is_dir() and not records.is_symlink():
-        entries += [folder for folder in records.iterdir() if folder.is_symlink()]
-    for entry in entries:
-        if entry.is_symlink() and not is_within(store, entry):
-            raise StoreLayoutError(
-                f"{entry} is a symbolic link to {os.readlink(entry)}, outside the store; memdir "
-                "reads and writes only inside the store and does not follow it. Replace the "
-                "link with a real folder or file"
-            )
 
 
 def is_store(path: Path) -> bool:
@@ -212,107 +182,6 @@ def user_store_dir(env: Mapping[str, str] | None = None) -> Path:
     return base / "memdir"
 
 
-def state_dir(store: Path) -> Path:
-    """Return the store's machine-local ``state/`` folder, creating it if needed.
-
-    Raises:
-        StoreLayoutError: ``state/`` (or another store folder) is a symlink out of the store.
-    """
-    path = store / STATE_DIRNAME
-    if path.is_symlink():
-        check_layout(store)
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
-class StoreLayout:
-    """Every store-relative name in one place, with the symlink and containment checks.
-
-    DESIGN §2's layout: the committed parts (``records/``, ``journal/``, ``actions/``,
-    ``audit/``, ``memdir.toml``, ``anatomy.json``) and the machine-local ``state/`` (sessions,
-    spool, intent, lock, backups, caches). Code asks the layout for a path instead of joining
-    names itself, so a name is written once and every path it returns stays inside the store:
-    :meth:`state` refuses a ``state/`` that is a symlink out of the store
-    (:func:`check_layout`), and :meth:`state_path` and :meth:`path` refuse a name that is
-    absolute or climbs out with ``..``.
-
-    Nothing is created or checked until a method is called (the hook path builds one per event).
-    """
-
-    __slots__ = ("root",)
-
-    RECORDS = "records"
-    JOURNAL = "journal"
-    ACTIONS = "actions"
-    AUDIT = "audit"
-    STATE = STATE_DIRNAME
-    MANIFEST = MANIFEST_NAME
-    INDEX = "index.sqlite"
-    ANATOMY = "anatomy.json"
-    # inside state/
-    SESSIONS = "sessions"
-    SPOOL = "explicit-spool"
-    INTENT = "intent.json"
-    REFUSED_INTENT = "intent.refused.json"
-    LOCK = "lock"
-    BACKUPS = "backups"
-    INSTALLS = "installs"
-    HOOK_ERRORS = HOOK_ERROR_LOG
-
-    def __init__(self, store: Path) -> None:
-        """Describe the store folder ``store`` (its ``.memdir``, or the user store)."""
-        self.root = store
-
-    def path(self, *parts: str) -> Path:
-        """Return ``root/parts…``: a committed part of the store.
-
-        Raises:
-            StoreLayoutError: a part is absolute, empty or ``..``.
-        """
-        return self.root.joinpath(*_contained(parts))
-
-    def state(self) -> Path:
-        """Return ``state/``, created if needed (:func:`state_dir`'s checks)."""
-        return state_dir(self.root)
-
-    def state_path(self, *parts: str) -> Path:
-        """Return ``state/parts…`` without creating anything (for reads and existence checks).
-
-        Raises:
-            StoreLayoutError: a part is absolute, empty or ``..``.
-        """
-        return self.root.joinpath(STATE_DIRNAME, *_contained(parts))
-
-    def in_state(self, *parts: str) -> Path:
-        """Return ``state/parts…`` with ``state/`` created and checked (for writes).
-
-        Raises:
-            StoreLayoutError: ``state/`` leads out of the store, or a part climbs out.
-        """
-        return self.state().joinpath(*_contained(parts))
-
-
-def _contained(parts: tuple[str, ...]) -> tuple[str, ...]:
-    for part in parts:
-        pieces = part.replace("\\", "/").split("/")
-        if not part or part.startswith(("/", "\\")) or ".." in pieces:
-            raise StoreLayoutError(f"{part!r} is not a name inside the store")
-    return parts
-
-
-def layout(store: Path) -> StoreLayout:
-    """Return the :class:`StoreLayout` of ``store``."""
-    return StoreLayout(store)
-
-
-def is_within(root: Path, path: Path) -> bool:
-    """Return whether ``path``, with symlinks resolved, lies inside ``root`` (DESIGN §10.4)."""
-    try:
-        return path.resolve().is_relative_to(root.resolve())
-    except (OSError, RuntimeError):  # a symlink loop resolves to nothing
-        return False
-
-
 def project_relative(
     project: Path, path: str, *, store_name: str = STORE_DIRNAME, base: Path | None = None
 ) -> str | None:
@@ -375,7 +244,7 @@ def log_hook_error(store: Path | None, event: str, text: str) -> None:
     try:
         target_store = store if store is not None else user_store_dir()
         try:
-            log = state_dir(target_store) / HOOK_ERROR_LOG
+            log = layout(target_store).in_state(HOOK_ERROR_LOG)
         except StoreLayoutError:  # never write through a link out of the store
             text = f"{text.rstrip()}\n(store {target_store} links outside itself)"
             log = state_dir(user_store_dir()) / HOOK_ERROR_LOG

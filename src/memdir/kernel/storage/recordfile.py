@@ -242,6 +242,7 @@ def build_record(
         valid_until=_optional_text(values.get("valid_until")),
         source=dict(source),
         scope=scope,
+        project=_optional_text(values.get("project")),
         reason=_optional_text(values.get("reason")),
         body=body,
         extra=extra,

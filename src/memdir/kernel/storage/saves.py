@@ -28,13 +28,13 @@ from pathlib import Path
 from memdir.kernel.base import jsonl
 from memdir.kernel.base.clock import now_iso
 from memdir.kernel.base.errors import MemdirError
-from memdir.kernel.storage.paths import state_dir
+from memdir.kernel.base.layout import StoreLayout, layout
 
 TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
 if TYPE_CHECKING:
     from typing import Any
 
-SAVES_FILE = "mcp-saves.jsonl"
+SAVES_FILE = StoreLayout.SAVES
 SESSION_VARIABLES = ("MEMDIR_SESSION_ID", "CLAUDE_CODE_SESSION_ID")
 """Environment variables that name the host session an MCP server serves."""
 ANCESTORS = 6
@@ -113,7 +113,7 @@ def mark(store: Path, *, tool: str, record_id: str, client: str = "") -> None:
     if client:
         row["client"] = redact(client)[:80]
     with contextlib.suppress(OSError, ValueError):
-        jsonl.append_line(state_dir(store) / SAVES_FILE, row)
+        jsonl.append_line(layout(store).in_state(SAVES_FILE), row)
 
 
 def _belongs(row: dict[str, Any], session: str, since: str, family: set[int]) -> bool:
@@ -148,7 +148,7 @@ def ids_for(store: Path, session: str, since: str) -> list[str]:
     Returns:
         One id per mark, in the order they were made ("" for a mark without an id).
     """
-    path = state_dir(store) / SAVES_FILE
+    path = layout(store).in_state(SAVES_FILE)
     try:
         size = path.stat().st_size
     except OSError:

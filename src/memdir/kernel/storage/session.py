@@ -39,7 +39,7 @@ from memdir.kernel.base.clock import now_iso
 from memdir.kernel.base.errors import LockTimeoutError
 from memdir.kernel.lang.redact import find_secrets
 from memdir.kernel.storage.lock import file_lock
-from memdir.kernel.storage.paths import StoreLayout, state_dir
+from memdir.kernel.storage.paths import StoreLayout, layout
 
 TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
 if TYPE_CHECKING:
@@ -142,7 +142,7 @@ def new_state(session_id: str) -> SessionState:
 
 
 def _folder(store: Path) -> Path:
-    return state_dir(store) / SESSIONS_DIR
+    return layout(store).in_state(SESSIONS_DIR)
 
 
 def _paths(store: Path, session_id: str) -> tuple[Path, Path]:

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from memdir.kernel.base.atomic import write_text_atomic
-from memdir.kernel.storage.paths import StoreLayout, state_dir
+from memdir.kernel.storage.paths import StoreLayout, layout
 
 SPOOL_DIRNAME = StoreLayout.SPOOL
 TRANSIENT = ("LockTimeoutError", "GitError", "GitStateError", "IndexColdError", "StorageError")
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 def spool_dir(store: Path) -> Path:
     """Return the folder of pending explicit requests (``state/explicit-spool``)."""
-    return state_dir(store) / SPOOL_DIRNAME
+    return layout(store).in_state(SPOOL_DIRNAME)
 
 
 def add(

@@ -37,8 +37,8 @@ from memdir.kernel.base.atomic import fsync_dir, write_atomic
 from memdir.kernel.base.errors import GitError, GitStateError, RejectedBeliefError
 from memdir.kernel.base.model import Record
 from memdir.kernel.index import FileStat, OperationalError
-from memdir.kernel.storage import audit, gitio
-from memdir.kernel.storage.paths import StoreLayout, layout, state_dir
+from memdir.kernel.storage import audit, gitio, identity, manifest
+from memdir.kernel.storage.paths import MANIFEST_NAME, StoreLayout, layout
 from memdir.kernel.storage.recordfile import dump, read_canonical
 
 TYPE_CHECKING = False
@@ -56,11 +56,14 @@ def _contained(texts: object) -> bool:
     """Whether an intent's files are all records or proposals memdir writes.
 
     Record files are ``records/<kind>/<name>.md``; proposal files
-    ``proposals/[decided/]prop-….json``.
+    ``proposals/[decided/]prop-….json``; the manifest, when a write adopts the store's
+    project identity.
     """
     if not isinstance(texts, dict):
         return False
     for rel, text in texts.items():
+        if rel == MANIFEST_NAME and isinstance(text, str):
+            continue  # a store adopting its project identity (identity.adopt)
         parts = rel.split("/") if isinstance(rel, str) else []
         proposal = isinstance(rel, str) and _PROPOSAL_FILE.match(rel)
         if proposal and (text is None or isinstance(text, str)):
@@ -85,7 +88,7 @@ class Change:
 
 
 def _intent_path(store: Path) -> Path:
-    return state_dir(store) / INTENT_NAME
+    return layout(store).in_state(INTENT_NAME)
 
 
 def apply(
@@ -103,10 +106,11 @@ def apply(
 
     This is the one write every record change goes through, so it carries the trust checks
     (:mod:`memdir.kernel.storage.audit`): a record that would become ``active`` or ``candidate``
-    with
-    a new text is refused when that value is tombstoned; a record becoming ``rejected``
+    with a new text is refused when that value is tombstoned; a record becoming ``rejected``
     tombstones its value; and one audit event (hashes only) is part of the intent, appended
-    and committed with the files.
+    and committed with the files. A project-scoped record that names no project is given the
+    store's identity (:mod:`memdir.kernel.storage.identity`); a store that has none yet adopts
+    one, its manifest line committed with this write.
 
     Args:
         store: The store folder.
@@ -131,8 +135,15 @@ def apply(
             file is put back as it was and the intent is removed (the write is absent).
     """
     gitio.git_path()  # fail before touching anything when git is missing
+    project, manifest_text = identity.adopt(store, manifest.load(store))
+    changes = [
+        Change(c.path, identity.stamped(c.record, project) if c.record is not None else None)
+        for c in changes
+    ]
     texts = {c.path: (dump(c.record) if c.record is not None else None) for c in changes}
     texts.update(files or {})
+    if manifest_text is not None and changes:  # a store from before identities: adopt one
+        texts[MANIFEST_NAME] = manifest_text
     who = audit.who_from_trailers(trailers)
     stones = []
     live = audit.tombstones(store)
@@ -220,6 +231,7 @@ def _event_for(
             "after": audit.content_hash(None if text is None else str(text).encode("utf-8")),
         }
         for rel, text in texts.items()
+        if rel != MANIFEST_NAME
     ]
     who = audit.who_from_trailers(trailers)
     return audit.event(

@@ -14,14 +14,16 @@ import os
 import time
 from pathlib import Path
 
+from memdir.kernel.base.layout import StoreLayout, layout
+
 TYPE_CHECKING = False  # the hook path never imports typing (start-up cost)
 if TYPE_CHECKING:
     from typing import Any
 
-STATE = "maintain.json"
-LOCK = "maintain.lock"
-PID = "maintain.pid"
-SPAWNED = "maintain.spawned"
+STATE = StoreLayout.MAINTAIN
+LOCK = StoreLayout.MAINTAIN_LOCK
+PID = StoreLayout.MAINTAIN_PID
+SPAWNED = StoreLayout.MAINTAIN_SPAWNED
 TASKS = ("observe", "logs", "scan", "hygiene")
 SPAWN_SPACING_SECONDS = 60
 """Hooks start at most one background ``memdir maintain`` a minute."""
@@ -40,7 +42,7 @@ def intervals(settings: Any) -> dict[str, int]:
 def load(store: Path) -> dict[str, Any]:
     """Return ``state/maintain.json`` (``{"last": {}}`` when missing or unreadable)."""
     try:
-        with open(store / "state" / STATE, encoding="utf-8") as fh:
+        with open(layout(store).state_path(STATE), encoding="utf-8") as fh:
             data = json.load(fh)
     except (OSError, ValueError):
         return {"last": {}}
@@ -63,7 +65,7 @@ def due(store: Path, settings: Any, now: float | None = None) -> list[str]:
 
 def claim_spawn(store: Path) -> bool:
     """Whether a hook may start a background ``memdir maintain`` now; claims the minute if so."""
-    mark = store / "state" / SPAWNED
+    mark = layout(store).state_path(SPAWNED)
     try:
         if time.time() - mark.stat().st_mtime < SPAWN_SPACING_SECONDS:
             return False
@@ -88,7 +90,7 @@ def proven_owner(store: Path) -> int | None:
     ``None`` when there is no pid file, the process is gone, or it is not memdir's.
     """
     try:
-        data = json.loads((store / "state" / PID).read_text(encoding="utf-8"))
+        data = json.loads((layout(store).state_path(PID)).read_text(encoding="utf-8"))
         pid = int(data["pid"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -113,10 +115,10 @@ def spawn_if_due(store: Path, settings: Any) -> bool:
     """
     if not settings.maintain_from_hooks:
         return False
-    if not (store / "state" / STATE).exists():
+    if not (layout(store).state_path(STATE)).exists():
         now = time.time()
         try:
-            with open(store / "state" / STATE, "x", encoding="utf-8") as fh:
+            with open(layout(store).state_path(STATE), "x", encoding="utf-8") as fh:
                 json.dump({"last": dict.fromkeys(TASKS, now)}, fh)
         except OSError:
             pass  # another hook wrote it first, or a read-only store

@@ -260,7 +260,8 @@ def test_a_hung_or_failing_endpoint_costs_one_tick_and_keeps_the_offset(
     started = time.monotonic()
     result = memory.observe_once(store)
     assert time.monotonic() - started < 10
-    assert result.errors and result.turns == 0
+    assert result.errors and result.endpoint_failed
+    assert (result.turns, result.kept) == (1, 1)  # read (offline extractor), kept for the LLM
     offline = "We decided to deploy from the main branch only"
     assert _statuses(store) == {offline: "candidate"}  # the offline extractor does not wait
     model.mode, model.reply = "ok", [{"text": "Deploys come from main only", "kind": "rule"}]
@@ -278,7 +279,7 @@ def test_a_trickling_endpoint_is_cut_off_at_the_timeout(
     _say(store, "the build cache lives in .cache")
     result = memory.observe_once(store)
     assert result.errors and "did not finish its reply within 1 s" in result.errors[0]
-    assert result.turns == 0  # the batch is retried next time
+    assert result.kept == 1  # the batch is retried next time
 
 
 @pytest.mark.enable_socket

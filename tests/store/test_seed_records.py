@@ -64,8 +64,9 @@ def test_a_needle_tag_filters_list_recall_and_stats(store: Path) -> None:
 
 def test_forget_by_tag_previews_then_forgets_only_that_tag(store: Path) -> None:
     ids = [_json("remember", text)["id"] for text in WOLFMEM]
-    preview = _json("forget", "--tag", "坑")
-    assert preview == {"selected": [ids[1]], "forgotten": [], "proposed": []}
+    preview = run_cli("forget", "--tag", "坑", "--json")
+    assert preview.exit_code == 2  # no --yes: nothing ran (as purge and rollback)
+    assert ids[1] in json.loads(preview.stdout)["error"]["message"]
     assert _json("get", ids[1])["status"] == "active"  # a preview changes nothing
 
     done = _json("forget", "--tag", "坑", "--yes", "--reason", "fixed upstream")

@@ -602,3 +602,19 @@ def test_a_branch_of_the_same_name_holding_code_is_refused_not_merged(tmp_path: 
     assert run_cli("sync", "--store", str(b)).exit_code == 0
     texts = {r.text for r in service.list_records(b)}
     assert {"Kept in the store", "Written on the second machine"} <= texts
+
+
+def test_a_push_that_could_not_happen_exits_1_saying_so(tmp_path: Path) -> None:
+    """``sync --push`` while the remote has news this machine lacks: exit 1, pull advised."""
+    _, (a, b) = _team(tmp_path, 2)
+    _sync(a)
+    _sync(b)
+    service.remember(a, "First")
+    _sync(a)
+    service.remember(b, "Second")
+    refused = run_cli("sync", "--store", str(b), "--push")
+    assert refused.exit_code == 1, refused.output
+    assert "sync --pull first" in refused.output
+    done = run_cli("sync", "--store", str(b))  # the whole sync then does both
+    assert done.exit_code == 0, done.output
+    assert "pushed" in done.output

@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from memdir import __version__
-from memdir.cli.output import JSON_FLAG, fail
+from memdir.cli.output import JSON_FLAG, fail, user_option
 from memdir.kernel.base.errors import MemdirError, StorageError
 from memdir.kernel.index import OperationalError, operational_cause
 
@@ -71,7 +71,20 @@ def _register() -> None:
 
     for module in (store, records, history, journal, project, agent, portable, bench, demo, ui):
         for command in module.COMMANDS:
+            if command.name in USER_STORE_COMMANDS:
+                command.params.append(user_option())
             cli.add_command(command)
+
+
+USER_STORE_COMMANDS = frozenset(
+    {
+        *("remember", "recall", "get", "list", "correct", "reject", "forget", "purge"),
+        *("graph", "index", "pin", "unpin", "review", "log", "diff", "rollback", "audit"),
+        *("health", "reindex", "export"),
+    }
+)
+"""Commands that take ``--user`` to act on the user store (not the project's file map, hooks,
+journal or sync, which belong to a project)."""
 
 
 _register()

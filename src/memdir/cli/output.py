@@ -14,6 +14,7 @@ characters as ``\\uXXXX``, which JSON readers decode to the very same value.
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from collections.abc import Callable
@@ -22,11 +23,12 @@ from typing import Any, TypeVar
 
 import click
 
-from memdir.kernel.base.errors import MemdirError
+from memdir.kernel.base.errors import MemdirError, StoreNotFoundError, UsageError
 from memdir.kernel.lang.fence import UNSHOWABLE, escape_json
 from memdir.kernel.storage import paths
 
 JSON_FLAG = "memdir_json"
+USER_FLAG = "memdir_user_store"
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -59,13 +61,61 @@ def store_option(func: F) -> F:
     )(func)
 
 
+def _remember_user(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+    if value:
+        ctx.find_root().meta[USER_FLAG] = True
+    return value
+
+
+def user_option() -> click.Option:
+    """The ``--user`` flag of the commands that can act on the user store (see :func:`resolve`).
+
+    Added to a command's ``params`` (its function never sees it): :func:`resolve` reads it.
+    """
+    return click.Option(
+        ["--user"],
+        is_flag=True,
+        expose_value=False,
+        callback=_remember_user,
+        help="Act on your user store (cross-project preferences, $MEMDIR_HOME) instead of "
+        "the project's.",
+    )
+
+
+def _offers_user(ctx: click.Context | None) -> bool:
+    return ctx is not None and any(p.name == "user" for p in ctx.command.params)
+
+
 def resolve(store: Path | None) -> Path:
-    """Return the store a command acts on (``--store``, ``MEMDIR_STORE``, discovery).
+    """Return the store a command acts on (``--user``, ``--store``, ``MEMDIR_STORE``, discovery).
+
+    ``--user`` (on the commands that offer it) names the user store, ``$MEMDIR_HOME`` or the
+    platform's data folder (:func:`memdir.kernel.storage.paths.user_store_dir`).
 
     Raises:
-        StoreNotFoundError: none found; the message says how to create one.
+        UsageError: ``--user`` and ``--store`` together.
+        StoreNotFoundError: none found; the message says how to create one, and, on a command
+            that offers ``--user``, how to reach the user store instead.
     """
-    return paths.resolve_store(store)
+    ctx = click.get_current_context(silent=True)
+    user = paths.user_store_dir()
+    if ctx is not None and ctx.find_root().meta.get(USER_FLAG):
+        if store is not None:
+            raise UsageError("--user and --store both name a store; give one")
+        if not paths.is_store(user):
+            raise StoreNotFoundError(
+                f"no user store at {user} yet; create it with `memdir init --user`"
+            )
+        return user
+    try:
+        return paths.resolve_store(store)
+    except StoreNotFoundError as err:
+        if store is not None or os.environ.get("MEMDIR_STORE") or not _offers_user(ctx):
+            raise
+        how = "" if paths.is_store(user) else ", after `memdir init --user` once"
+        raise StoreNotFoundError(
+            f"{err}; for your user store (cross-project, {user}) add --user{how}"
+        ) from None
 
 
 def _escape(match: re.Match[str]) -> str:

@@ -27,7 +27,14 @@ import time
 from pathlib import Path
 
 from memdir.hooks.context import Context
-from memdir.hooks.payload import HookEvent, HookResult, exit_refusal, normalise, render
+from memdir.hooks.payload import (
+    EVENT_ALIASES,
+    HookEvent,
+    HookResult,
+    exit_refusal,
+    normalise,
+    render,
+)
 from memdir.kernel.hostio import hookio
 from memdir.kernel.hostio.hosttable import host_entry
 from memdir.kernel.storage import paths
@@ -307,6 +314,7 @@ Usage: memdir hook EVENT [--host HOST] [--preview [--json] [--prompt TEXT]]
 
   The entry point the coding agent's hooks run: reads the host's JSON payload on stdin,
   prints nothing or one JSON object, always exits 0 (DESIGN §7). `memdir install` wires it.
+  An EVENT no host has, typed in a terminal, is refused (exit 2) before anything is read.
 
   EVENT   SessionStart UserPromptSubmit PreToolUse PostToolUse PostToolUseFailure
           PostToolBatch Stop PreCompact PostCompact SessionEnd (or the host's own names)
@@ -316,21 +324,43 @@ Usage: memdir hook EVENT [--host HOST] [--preview [--json] [--prompt TEXT]]
 """Printed for ``memdir hook --help`` (a person asking; hosts never pass it)."""
 
 
+def known_event(name: str) -> bool:
+    """Whether ``name`` is one of memdir's events or any host's own name for one.
+
+    A name no host uses is a person's typo, never a host's call: installed hooks only ever
+    name events of the host table (:mod:`memdir.kernel.hostio.hosttable`).
+    """
+    return name in HANDLERS or any(name in table for table in EVENT_ALIASES.values())
+
+
 def run(argv: list[str]) -> int:
     """Handle one hook invocation; return the process exit status.
 
     Always 0, except 2 with the reason on stderr when memdir refuses a tool call of a host that
-    blocks only by exit code (Windsurf's pre-hooks).
+    blocks only by exit code (Windsurf's pre-hooks), and 2 when a person types an event no host
+    has (:func:`known_event`; stdin is a terminal): the valid events are named on stderr before
+    anything is read or logged. A host is never answered 2 for an unknown event (Claude Code
+    would block the prompt or the tool; DESIGN §7, §10 invariant 6): its call reads its payload,
+    logs "unknown hook event" with the valid ones to ``state/hook-errors.log`` and exits 0.
     """
     if "--help" in argv or "-h" in argv:
         sys.stdout.write(USAGE)
         return 0
     if "--preview" in argv:
         return run_preview(argv)
+    event_arg, host = _arguments(argv)
+    unknown = (
+        f"unknown hook event {event_arg!r}; memdir handles {', '.join(HANDLERS)} "
+        "(or a host's own name for one: see `memdir hosts`)"
+        if event_arg and not known_event(event_arg)
+        else ""
+    )
+    if unknown and sys.stdin.isatty():  # a person typing, not a host: say so, wait for nothing
+        sys.stderr.write(f"memdir: {unknown}; nothing was read or logged\n")
+        return 2
     if os.environ.get(GUARD):
         return 0
     os.environ[GUARD] = "1"
-    event_arg, host = _arguments(argv)
     budget = BUDGET_SECONDS.get(event_arg, DEFAULT_BUDGET_SECONDS)
     deadline = time.monotonic() + budget
     store: Path | None = None
@@ -345,6 +375,9 @@ def run(argv: list[str]) -> int:
         store = stop.store = _find_store(host, event.cwd, event.session, starting=starting)
         if store is not None:
             paths.check_layout(store)  # a store folder linking outside: log it, touch nothing
+        if unknown:  # a host's call: never answered 2 (see the docstring)
+            paths.log_hook_error(store, event_arg, unknown)
+            return 0
         if problem:
             paths.log_hook_error(store, event_arg or "?", f"ignored input: {problem}")
             return 0

@@ -1,12 +1,15 @@
 """The optional LLM distiller: any OpenAI-compatible chat endpoint, with a hard timeout.
 
-Configured by ``MEMDIR_LLM_API_BASE`` (e.g. ``https://api.example/v1``), ``MEMDIR_LLM_KEY``,
-``MEMDIR_LLM_MODEL`` and ``MEMDIR_LLM_TIMEOUT`` (seconds, default 20). One call per batch of
-turns; a timeout or HTTP error raises :class:`DistillError` so the observer keeps its offset and
-retries next tick, and a reply that is not the expected JSON raises :class:`MalformedReplyError`
-so nothing from it is stored. The reply is trusted for nothing but candidate text, kind and
-importance: it cannot set an origin, a status or any other field, and each text still goes
-through the kernel's secret scan and rejected-belief check. ``httpx`` is imported only here.
+Used only when both ``MEMDIR_LLM_API_BASE`` (e.g. ``https://api.example/v1``) and
+``MEMDIR_LLM_MODEL`` are set (one without the other is reported by :func:`setup_note`, and the
+observer stays offline); ``MEMDIR_LLM_KEY`` is sent when set (a local endpoint may need none) and
+``MEMDIR_LLM_TIMEOUT`` bounds a reply (seconds, default 20). One call per batch of turns; a
+timeout or HTTP error raises :class:`DistillError`, naming the endpoint and what it answered, so
+the observer keeps its offset and retries next tick, and a reply that is not the expected JSON
+raises :class:`MalformedReplyError` so nothing from it is stored. The reply is trusted for
+nothing but candidate text, kind and importance: it cannot set an origin, a status or any other
+field, and each text still goes through the kernel's secret scan and rejected-belief check.
+``httpx`` is imported only here.
 """
 
 from __future__ import annotations
@@ -15,11 +18,13 @@ import json
 import os
 import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from memdir.kernel.base.errors import MemdirError
 from memdir.kernel.base.model import KINDS
+from memdir.kernel.lang.redact import redact
 
 DEFAULT_TIMEOUT_SECONDS = 20.0
 MAX_REPLY_BYTES = 256 * 1024
@@ -56,22 +61,40 @@ class Endpoint:
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None) -> Endpoint | None:
-        """Return the endpoint configured in the environment, or ``None`` when there is none."""
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Endpoint | None:
+        """Return the endpoint configured in the environment, or ``None`` when there is none.
+
+        Both ``MEMDIR_LLM_API_BASE`` and ``MEMDIR_LLM_MODEL`` must be set: a base URL alone
+        (say, left over from another tool) never sends the journal anywhere.
+        """
         environ = os.environ if env is None else env
         base = environ.get("MEMDIR_LLM_API_BASE", "").strip()
-        if not base:
+        model = environ.get("MEMDIR_LLM_MODEL", "").strip()
+        if not base or not model:
             return None
         try:
             timeout = float(environ.get("MEMDIR_LLM_TIMEOUT", DEFAULT_TIMEOUT_SECONDS))
         except ValueError:
             timeout = DEFAULT_TIMEOUT_SECONDS
-        return cls(
-            base.rstrip("/"),
-            environ.get("MEMDIR_LLM_MODEL", "gpt-4o-mini"),
-            environ.get("MEMDIR_LLM_KEY", ""),
-            max(timeout, 0.1),
-        )
+        return cls(base.rstrip("/"), model, environ.get("MEMDIR_LLM_KEY", ""), max(timeout, 0.1))
+
+
+def setup_note(env: Mapping[str, str] | None = None) -> str | None:
+    """Say why no LLM is used when only half of its settings is there; ``None`` otherwise."""
+    environ = os.environ if env is None else env
+    base = environ.get("MEMDIR_LLM_API_BASE", "").strip()
+    model = environ.get("MEMDIR_LLM_MODEL", "").strip()
+    if bool(base) == bool(model):
+        return None
+    have, missing = (
+        ("MEMDIR_LLM_API_BASE", "MEMDIR_LLM_MODEL")
+        if base
+        else ("MEMDIR_LLM_MODEL", "MEMDIR_LLM_API_BASE")
+    )
+    return (
+        f"{have} is set but {missing} is not: no LLM is used, only the offline extractor "
+        "(set both to use one)"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +150,38 @@ def parse_reply(content: str) -> list[Proposal]:
     return proposals
 
 
+ERROR_DETAIL_BYTES = 4096
+"""How much of an error reply is read to name what the endpoint said."""
+
+
+def _error_detail(response: Any, deadline: float) -> str:
+    """Return ``": <what the endpoint said>"`` from an error reply, or ``""``.
+
+    OpenAI-compatible servers answer ``{"error": {"message": …}}``; anything else is shown as
+    its first line of text. At most :data:`ERROR_DETAIL_BYTES` are read, never past the
+    reply's deadline, and secrets are redacted (the message is printed).
+    """
+    data = b""
+    try:
+        for chunk in response.iter_bytes():
+            data += chunk
+            if len(data) >= ERROR_DETAIL_BYTES or time.monotonic() > deadline:
+                break
+    except Exception:  # noqa: BLE001 - the status is the error; its text is a courtesy
+        return ""
+    text = data[:ERROR_DETAIL_BYTES].decode("utf-8", "replace")
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = None
+    if isinstance(value, dict):
+        error = value.get("error")
+        message = error.get("message") if isinstance(error, dict) else error
+        text = message if isinstance(message, str) else text
+    line = " ".join(text.split())[:200]
+    return f": {redact(line)}" if line else ""
+
+
 def distill(endpoint: Endpoint, transcript: str) -> list[Proposal]:
     """Ask the model for candidates from ``transcript``.
 
@@ -159,7 +214,10 @@ def distill(endpoint: Endpoint, transcript: str) -> list[Proposal]:
             ) as response,
         ):
             if response.status_code >= 400:
-                raise DistillError(f"the LLM endpoint answered HTTP {response.status_code}")
+                raise DistillError(
+                    f"the LLM endpoint {endpoint.base} answered HTTP {response.status_code}"
+                    + _error_detail(response, deadline)
+                )
             data = b""
             for chunk in response.iter_bytes():
                 data += chunk
@@ -171,7 +229,9 @@ def distill(endpoint: Endpoint, transcript: str) -> list[Proposal]:
                 if len(data) > MAX_REPLY_BYTES:
                     raise MalformedReplyError(f"the reply is larger than {MAX_REPLY_BYTES} bytes")
     except httpx.HTTPError as exc:
-        raise DistillError(f"the LLM endpoint failed: {type(exc).__name__}: {exc}") from exc
+        raise DistillError(
+            redact(f"the LLM endpoint {endpoint.base} failed: {type(exc).__name__}: {exc}")
+        ) from exc
     try:
         reply = json.loads(data)
     except (ValueError, RecursionError) as exc:

@@ -11,12 +11,14 @@ candidate and no commit). Offsets are saved after every batch, so a killed run l
 the batch in hand, and it is redone.
 
 Each batch goes to the offline extractor and, when an endpoint is configured, to the LLM. An
-LLM timeout or HTTP error leaves the offset where it was (the batch is retried next tick); a
-malformed reply is rejected and the batch counts as done. Every candidate cites its journal
-file and byte range and has origin ``observer``; one that repeats a rejected belief is dropped;
-one distilled from the person's own words in a second, different session, when the
-candidate also came from the person's words, is promoted to active when the manifest's
-``promote_corroborated`` says so (:func:`person_said`; the agent's turns never corroborate).
+LLM timeout or HTTP error leaves the offset where it was (the batch is retried next tick, and the
+files after it are not read this pass: ``kept`` counts those turns, ``endpoint_failed`` is set);
+a malformed reply is rejected and the batch counts as done. ``turns`` counts the turns read.
+Every candidate cites its journal file and byte range and has origin ``observer``; one that
+repeats a rejected belief is dropped; one distilled from the person's own words in a second,
+different session, when the candidate also came from the person's words, is promoted to active
+when the manifest's ``promote_corroborated`` says so (:func:`person_said`; the agent's turns
+never corroborate).
 """
 
 from __future__ import annotations
@@ -57,18 +59,22 @@ BATCH_CHARS = 24_000
 class Observed:
     """What one observer pass did."""
 
-    turns: int = 0
+    turns: int = 0  # worthy journal turns read and distilled in this pass
     candidates: list[str] = field(default_factory=list)  # ids written or updated
     promoted: list[str] = field(default_factory=list)  # ids made active by corroboration
     dropped: list[dict[str, str]] = field(default_factory=list)  # {"text", "why"}
     errors: list[str] = field(default_factory=list)
     busy: bool = False  # another observer run held the lock
     waiting: int = 0  # worthy turns left for a later pass: fewer than [observer] min_lines
+    kept: int = 0  # turns left for the next pass because the LLM endpoint failed
+    endpoint_failed: bool = False  # the LLM endpoint timed out or answered an HTTP error
 
     def to_json(self) -> dict[str, Any]:
         """Return the pass as a JSON object."""
         return {
             "turns": self.turns,
+            "kept": self.kept,
+            "endpoint_failed": self.endpoint_failed,
             "candidates": self.candidates,
             "promoted": self.promoted,
             "dropped": self.dropped,
@@ -209,6 +215,7 @@ def _distil(
         proposals = llm.distill(endpoint, transcript)
     except llm.DistillError as err:
         observed.errors.append(str(err))
+        observed.endpoint_failed = True
         return False
     except llm.MalformedReplyError as err:
         observed.errors.append(f"rejected the model's reply: {err}")
@@ -326,11 +333,18 @@ def _pass(
         _save_state(handle.store, state)
         return
     for path, entry, turns, next_offset in pending:
+        if observed.endpoint_failed:
+            observed.kept += len(turns)  # not read now: its offset stays, the next pass reads it
+            continue
         done_to = int(entry["offset"])
-        for batch in _batches(turns):
-            if not _distil(handle, observed, batch, endpoint):
-                break  # the endpoint failed: keep the offset before this batch, retry next tick
-            observed.turns += len(batch)
+        batches = _batches(turns)
+        for number, batch in enumerate(batches):
+            ok = _distil(handle, observed, batch, endpoint)
+            observed.turns += len(batch)  # read and given to the offline extractor either way
+            if not ok:
+                # The endpoint failed: keep the offset before this batch, retry next tick.
+                observed.kept += sum(len(b) for b in batches[number:])
+                break
             done_to = batch[-1].end
             entry.update(offset=done_to, before=_fingerprint(path, done_to))
             _save_state(handle.store, state)

@@ -502,15 +502,17 @@ class PostgresIndex:
         newest_first: bool = True,
         served: Served | None = None,
     ) -> list[dict[str, Any]]:
-        """Return records filtered by kind and status, newest ``updated_at`` first, then id.
+        """Return records filtered by kind and status, newest ``updated_at`` first.
 
-        ``served``: only what the read filter serves, decided in the query.
+        Ties within one second go by creation, as in the SQLite index: ``created_at``, the id's
+        time part, the id. ``served``: only what the read filter serves, decided in the query.
         """
         where, params = self._filters(kinds, statuses, served=served)
         order = "DESC" if newest_first else "ASC"
         sql = (
             f"SELECT doc FROM {self._t('records')} WHERE true{where}"  # noqa: S608
-            f' ORDER BY updated_at COLLATE "C" {order}, id COLLATE "C"'
+            f' ORDER BY updated_at COLLATE "C" {order}, created_at COLLATE "C" {order},'
+            f' substr(id, strpos(id, \'-\') + 1) COLLATE "C" {order}, id COLLATE "C" {order}'
         )
         if limit is not None:
             sql += " LIMIT %s"

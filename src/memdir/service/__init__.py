@@ -827,6 +827,16 @@ def health(store: Path) -> Any:
     return report
 
 
+def clear_hook_errors(store: Path) -> int:
+    """Empty the store's hook error log once read; return how many entries it held.
+
+    See :func:`memdir.store.health.clear_hook_errors` (an entry appended meanwhile is kept).
+    """
+    from memdir.store.health import clear_hook_errors as clear
+
+    return clear(store)
+
+
 def purge(store: Path, record_id: str, *, yes: bool, caller: Caller | None = None) -> Any:
     """Erase a record's text from the working tree, index, logs and history; the owner's alone.
 

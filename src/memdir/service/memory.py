@@ -30,6 +30,11 @@ def observe_once(
         return observer.observe_once(handle, from_start=from_start, endpoint=endpoint)
 
 
+def llm_setup_note() -> str | None:
+    """Why the observer uses no LLM although half of its settings is set; ``None`` otherwise."""
+    return llm.setup_note()
+
+
 def review_list(store: Path) -> list[dict[str, Any]]:
     """Return the candidates awaiting review, oldest first."""
     with opened(store) as handle:
@@ -47,19 +52,42 @@ def sync_resolutions(store: Path, limit: int = 20) -> list[dict[str, Any]]:
     return teamsync.merge_resolutions(store)[:limit]
 
 
-def _candidate(handle: Handle, record_id: str) -> None:
+REVIEW_ELSEWHERE = {
+    "accept": "",
+    "reject": 'to reject it anyway: `memdir reject {id} --reason "…"`',
+    "edit": 'to reword it: `memdir correct {id} --text "…"`',
+}
+"""What to run instead when review is asked to ``op`` a record that is not a candidate."""
+
+
+def _candidate(handle: Handle, record_id: str, op: str) -> None:
     """Raise unless ``record_id`` is a candidate (review acts on nothing else).
+
+    Args:
+        handle: The open store.
+        record_id: The record named after ``--accept``, ``--reject`` or ``--edit``.
+        op: ``accept``, ``reject`` or ``edit``: named in the message with what to run instead.
 
     Raises:
         NotFoundError: no such record.
-        UsageError: the record exists but is not a candidate.
+        UsageError: the record exists but is not a candidate; the message says what it is
+            (already accepted or rejected, superseded by which record) and, when there is one,
+            the command that does what was meant. Nothing is changed.
     """
     record, _ = lifecycle.load(handle, record_id)
-    if record.status != "candidate":
+    if record.status == "candidate":
+        return
+    done = {"accept": "active", "reject": "rejected"}.get(op)
+    if record.status == done:
         raise UsageError(
-            f"{record.id} is not a candidate (it is {record.status}); review accepts, rejects "
-            "or rewords candidates only: use `memdir reject`, `forget` or `correct` for others"
+            f"{record.id} is not a candidate: it is already {record.status}; nothing changed"
         )
+    state = record.status + (f" by {record.superseded_by}" if record.superseded_by else "")
+    hint = REVIEW_ELSEWHERE[op].format(id=record.id) if record.status == "active" else ""
+    raise UsageError(
+        f"{record.id} is not a candidate: it is {state}, so review cannot {op} it; "
+        "nothing changed" + (f"; {hint}" if hint else "")
+    )
 
 
 def _reviewer(origin: str, caller: Caller | None) -> Caller:
@@ -80,7 +108,11 @@ def _reviewer(origin: str, caller: Caller | None) -> Caller:
 def review_accept(
     store: Path, record_id: str, *, origin: str = "owner", caller: Caller | None = None
 ) -> Written:
-    """Make a candidate an active belief.
+    """Make a candidate an active belief with the owner's authority (origin ``owner``).
+
+    Accepting is the owner's adjudication: from then on an agent can only propose changes to
+    it. Its ``source`` (channel, session, journal citation) is kept, and the audit event names
+    the origin it had (``from_origin``: ``observer``, ``agent``, ``import``).
 
     Raises:
         AuthorityError: the caller is not the owner.
@@ -89,9 +121,15 @@ def review_accept(
     """
     caller = _reviewer(origin, caller)
     with opened(store) as handle:
-        _candidate(handle, record_id)
+        _candidate(handle, record_id, "accept")
         return lifecycle.set_status(
-            handle, record_id, "active", reason="accepted in review", op="accept", caller=caller
+            handle,
+            record_id,
+            "active",
+            reason="accepted in review",
+            op="accept",
+            caller=caller,
+            adopt=True,
         )
 
 
@@ -112,7 +150,7 @@ def review_reject(
     """
     caller = _reviewer(origin, caller)
     with opened(store) as handle:
-        _candidate(handle, record_id)
+        _candidate(handle, record_id, "reject")
         return lifecycle.set_status(
             handle, record_id, "rejected", reason=reason, op="reject", caller=caller
         )
@@ -130,7 +168,7 @@ def review_edit(
     """
     caller = _reviewer(origin, caller)
     with opened(store) as handle:
-        _candidate(handle, record_id)
+        _candidate(handle, record_id, "edit")
         return lifecycle.correct(handle, record_id, text, reason="edited in review", caller=caller)
 
 

@@ -102,6 +102,28 @@ def central_map(
 # --- sessions --------------------------------------------------------------------------------
 
 
+BUG_STATE_TAGS = ("open", "fixed")
+"""The bug log's own state labels on ``bug`` records (:mod:`memdir.store.bugs`)."""
+
+
+def user_tags(doc: dict[str, Any]) -> list[str]:
+    """Return a record's tags without memdir's own labels.
+
+    Left out: ``pinned`` (:data:`memdir.kernel.index.digest.PINNED_TAG`, set by ``memdir
+    pin``), path scopes (``path:…``, :data:`memdir.kernel.lang.pathscope.PATH_TAG`) and a bug's
+    ``open``/``fixed`` state; the same words on a record of another kind are the person's.
+    """
+    from memdir.kernel.index.digest import PINNED_TAG
+    from memdir.kernel.lang.pathscope import PATH_TAG
+
+    bug = doc.get("kind") == "bug"
+    return [
+        t
+        for t in doc.get("tags") or ()
+        if t != PINNED_TAG and not t.startswith(PATH_TAG) and not (bug and t in BUG_STATE_TAGS)
+    ]
+
+
 def stats(store: Path, session_id: str | None = None) -> dict[str, Any]:
     """Return the token ledger per session, per model and in total, priced, plus record counts.
 
@@ -110,8 +132,9 @@ def stats(store: Path, session_id: str | None = None) -> dict[str, Any]:
     (``saved = denied_tokens - reread_tokens``), each priced at the session's model
     (:mod:`memdir.service.prices`, the manifest's ``[prices]`` over dated defaults);
     ``withheld_tokens`` (the preamble and records memdir did not repeat) is shown beside it,
-    not counted as saved. ``tags`` counts active records per tag (wolfmem's ``stats`` by
-    needle tag), most first. Sessions come newest first by when they started; sessions started
+    not counted as saved. ``tags`` counts active records per tag the person gave
+    (:func:`user_tags`: not memdir's own labels; wolfmem's ``stats`` by needle tag), most
+    first. Sessions come newest first by when they started; sessions started
     within the same second come by id, last first, so the listing is the same on every run.
     """
     from memdir.service import opened, prices
@@ -125,7 +148,7 @@ def stats(store: Path, session_id: str | None = None) -> dict[str, Any]:
         table, as_of = prices.table(handle.manifest.prices)
         tags: dict[str, int] = {}
         for doc in handle.index.list_docs(statuses=("active",)):
-            for tag in doc.get("tags") or ():
+            for tag in user_tags(doc):
                 tags[tag] = tags.get(tag, 0) + 1
     by_tag = dict(sorted(tags.items(), key=lambda item: (-item[1], item[0])))
     by_model: dict[str, dict[str, int]] = {}

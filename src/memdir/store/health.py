@@ -419,6 +419,32 @@ def _sync_findings(store: Path, report: Report) -> None:
         )
 
 
+def clear_hook_errors(store: Path) -> int:
+    """Empty ``state/hook-errors.log`` (``memdir health --clear-errors``); return the entries.
+
+    Only what is in the file now is dropped: an entry a hook appends meanwhile is kept
+    (:func:`memdir.kernel.base.appendlog.drop_head`), so the next ``health`` reports it.
+
+    Returns:
+        How many entries (``--- time event`` headers) were removed; 0 when there was no log.
+
+    Raises:
+        LockTimeoutError: a hook held the log past the wait; nothing was removed.
+        OSError: the log cannot be read or rewritten.
+    """
+    from memdir.kernel.base import appendlog
+
+    log = layout(store).state_path(HOOK_ERROR_LOG)
+    try:
+        data = log.read_bytes()
+    except FileNotFoundError:
+        return 0
+    if not data:
+        return 0
+    appendlog.drop_head(log, len(data))
+    return max(("\n" + data.decode("utf-8", "replace")).count("\n--- "), 1)
+
+
 def _state_findings(store: Path, report: Report) -> None:
     lock = inspect_lock(store)
     if lock.held:
@@ -439,7 +465,7 @@ def _state_findings(store: Path, report: Report) -> None:
                     "hook_errors",
                     f"{failed or 1} hook failure(s) logged",
                     where,
-                    "read the log, then delete it",
+                    f"read {where}, then `memdir health --clear-errors`",
                 )
             )
         if slow:

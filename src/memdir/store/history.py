@@ -209,6 +209,31 @@ def _lifts(
     return lines, keys
 
 
+ROLLBACK_SUBJECT = "rollback {short}: "
+"""How the subject of the revert commit of commit ``short`` (its first 12 hex digits) begins."""
+
+
+def rolled_back_by(store: Path, full: str) -> str | None:
+    """Return the revert commit that undid ``full`` and is still in effect, or ``None``.
+
+    A revert is found by its subject (:data:`ROLLBACK_SUBJECT`) among the commits after
+    ``full``; one that was itself rolled back later no longer counts (rolling back the rollback
+    redid the change, so ``full`` may be rolled back again).
+
+    Raises:
+        GitError: git failed.
+    """
+    subject = ROLLBACK_SUBJECT.format(short=full[:12])
+    done = gitio.run_git(
+        store, "log", "-F", f"--grep={subject}", "--format=%H%x00%s", f"{full}..HEAD"
+    )
+    for line in done.stdout.decode("utf-8", "replace").splitlines():
+        commit, _, text = line.partition("\x00")
+        if text.startswith(subject) and rolled_back_by(store, commit) is None:
+            return commit  # newest first: the latest revert still in effect
+    return None
+
+
 def rollback(handle: Handle, rev: str, *, yes: bool, caller: Caller | None = None) -> RolledBack:
     """Undo one commit with a revert commit, then re-index what it changed.
 
@@ -218,21 +243,30 @@ def rollback(handle: Handle, rev: str, *, yes: bool, caller: Caller | None = Non
     ``audit/tombstones.jsonl``; the rollback's audit event names the keys as its reason).
 
     Raises:
-        UsageError: ``yes`` is False (rollback changes beliefs; it must be confirmed), or the
-            commit is the store's first one.
+        UsageError: ``yes`` is False (rollback changes beliefs; it must be confirmed), the
+            commit is the store's first one, or it was already rolled back (the message names
+            the revert commit; nothing is changed).
         NotFoundError: no such commit.
         GitError: the revert conflicts with later commits, or git failed; nothing is
             changed and nothing is staged.
         GitStateError: the store's git is mid-merge, detached…; nothing is changed.
     """
     if not yes:
-        raise UsageError("rollback changes what memory holds; pass --yes to confirm")
+        raise UsageError(
+            "nothing rolled back: rollback changes what memory holds; pass --yes to confirm"
+        )
     with store_lock(handle.store, "rollback", handle.lock_timeout_seconds, queue=handle.lock_queue):
         txn.recover(handle.store, handle.index)
         full = gitio.resolve_commit(handle.store, rev)
         parents = gitio.run_git(handle.store, "rev-list", "--parents", "-n1", full).stdout.split()
         if len(parents) < 2:
             raise UsageError("that is the store's first commit; it cannot be rolled back")
+        undone = rolled_back_by(handle.store, full)
+        if undone is not None:
+            raise UsageError(
+                f"{full[:12]} was already rolled back by {undone[:12]}; nothing changed "
+                f"(to redo the change, roll back {undone[:12]})"
+            )
         subject = next(
             (c.subject for c in gitio.log(handle.store, limit=200) if c.hash == full), full
         )
@@ -253,7 +287,7 @@ def rollback(handle: Handle, rev: str, *, yes: bool, caller: Caller | None = Non
             handle.store,
             handle.index,
             texts,
-            f'rollback {full[:12]}: undo "{subject}"',
+            ROLLBACK_SUBJECT.format(short=full[:12]) + f'undo "{subject}"',
             trailers=caller.trailers() if caller else (),
             reason=f"lifts tombstone {', '.join(lifted)}" if lifted else None,
             stones=stones,

@@ -482,7 +482,8 @@ def purge(handle: Handle, record_id: str, *, yes: bool, caller: Caller | None = 
     """
     if not yes:
         raise UsageError(
-            "purge erases text from history and cannot be undone; pass --yes to confirm"
+            "nothing purged: purge erases text from history and cannot be undone; "
+            "pass --yes to confirm"
         )
     store = handle.store
     with store_lock(store, "purge", handle.lock_timeout_seconds, queue=handle.lock_queue):

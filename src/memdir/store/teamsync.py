@@ -246,6 +246,8 @@ class Synced:
     received: int = 0  # files that changed here
     resolved: list[dict[str, str]] = field(default_factory=list)  # automatic resolutions
     pushed: bool = False
+    fetched_commits: int = 0  # commits the remote had that this store had not
+    pushed_commits: int = 0  # commits the remote branch did not have before this push
     note: str | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -982,8 +984,9 @@ def sync(
             head = _head(store)
             if _rev(store, TRACKING + place.branch) == head:
                 break  # the remote has this commit already: nothing to push
+            ahead = _ahead(store, TRACKING + place.branch, head)
             if push(store, url, place.branch, head):
-                out.pushed = True
+                out.pushed, out.pushed_commits = True, ahead
                 break
             if not pull:
                 out.note = "the remote has changes this machine does not: sync --pull first"
@@ -992,6 +995,18 @@ def sync(
             out.note = f"the remote kept moving; {PUSH_ATTEMPTS} attempts; sync again"
         (layout(store).state_path(CONFLICT)).unlink(missing_ok=True)
     return out
+
+
+def _ahead(store: Path, tracking: str, head: str) -> int:
+    """How many commits ``head`` has that ``tracking`` (a ref or commit) has not.
+
+    All of ``head``'s commits when ``tracking`` does not exist (the remote has no such branch
+    yet: a first push).
+    """
+    since = f"{tracking}..{head}" if _rev(store, tracking) else head
+    done = gitio.run_git(store, "rev-list", "--count", since, check=False)
+    text = done.stdout.decode().strip()
+    return int(text) if done.returncode == 0 and text.isdigit() else 0
 
 
 def _purged(store: Path, rev: str) -> set[str]:
@@ -1033,7 +1048,7 @@ def _check_purges(store: Path, ours: str, theirs: str, url: str, branch: str) ->
                 f"but the remote's history still holds it, and a merge would bring its text "
                 f"back. To erase it everywhere, replace the remote branch with this machine's "
                 f"(`git -C {store} push --force {url} HEAD:refs/heads/{branch}`), then run "
-                f"`memdir purge {record_id}` on every other clone before its next sync"
+                f"`memdir purge {record_id} --yes` on every other clone before its next sync"
             )
     for record_id in sorted(other - mine):
         if _holds(store, ours, record_id):
@@ -1076,6 +1091,7 @@ def _pull(store: Path, url: str, branch: str, label: str, out: Synced) -> None:
         return
     _check_purges(store, ours, theirs, url, branch)
     _check_is_store(store, ours, theirs, url, branch)
+    out.fetched_commits += _ahead(store, ours, theirs)
     if _is_ancestor(store, ours, theirs):
         out.received += _apply(store, ours, theirs)
         out.pulled = "fast-forward" if out.pulled != "merged" else "merged"

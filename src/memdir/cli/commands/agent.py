@@ -66,9 +66,12 @@ def observe(
     """Distil the journal into candidate beliefs for review.
 
     Explicit statements ("remember that…", "always…", "we decided…", "记住…") are
-    found offline; set MEMDIR_LLM_API_BASE, MEMDIR_LLM_KEY and MEMDIR_LLM_MODEL to
-    also use any OpenAI-compatible model. Candidates are never recalled until
-    reviewed (`memdir review`) or corroborated by a second session.
+    found offline; set both MEMDIR_LLM_API_BASE and MEMDIR_LLM_MODEL (and
+    MEMDIR_LLM_KEY if the endpoint needs one) to also use any OpenAI-compatible
+    model. Candidates are never recalled until reviewed (`memdir review`) or
+    corroborated by a second session. With --once, a failing model endpoint
+    exits 1 naming the endpoint and its answer; the turns it could not distil
+    are kept for the next pass.
 
     \b
     Example:
@@ -80,11 +83,17 @@ def observe(
         if v["busy"]:
             return "another observer is running; nothing done"
         lines = [
-            f"read {v['turns']} turns: {len(v['candidates'])} candidate(s), "
+            f"read {v['turns']} turn(s): {len(v['candidates'])} candidate(s), "
             f"{len(v['promoted'])} promoted, {len(v['dropped'])} dropped"
         ]
+        if v["waiting"]:
+            lines.append(
+                f"  {v['waiting']} turn(s) wait for more ([observer] min_lines in memdir.toml)"
+            )
+        if v["kept"]:
+            lines.append(f"  {v['kept']} turn(s) kept for the next pass (the LLM failed)")
         lines += [f"  dropped ({d['why']}): {truncate(d['text'], 80)}" for d in v["dropped"]]
-        lines += [f"  error: {e}" for e in v["errors"]]
+        lines += [f"  error: {e}" for e in v["errors"]] if not once else []
         return "\n".join(lines)
 
     if not once:
@@ -93,14 +102,39 @@ def observe(
             "(Ctrl-C stops; --once for one pass)",
             as_json=as_json,
         )
+    setup = None if offline else memory.llm_setup_note()
+    if setup:
+        note(f"memdir: {setup}", as_json=as_json)
     first = True
     while True:
         result = memory.observe_once(target, from_start=from_start and first, offline=offline)
+        if once and result.errors:
+            _llm_failed(result, as_json=as_json, render=render)
         emit(result.to_json(), as_json=as_json, render=render)
         first = False
         if once:
             return
         time.sleep(interval)
+
+
+def _llm_failed(result: Any, *, as_json: bool, render: Any) -> None:
+    """End ``observe --once`` with exit 1 when the model failed, after showing what was done.
+
+    Raises:
+        DistillError: the endpoint timed out or answered an HTTP error (its turns are kept).
+        MalformedReplyError: it answered, but not with the JSON asked for.
+    """
+    from memdir.observe.llm import DistillError, MalformedReplyError
+
+    if not as_json:
+        emit(result.to_json(), as_json=False, render=render)
+    what = "; ".join(result.errors)
+    if result.endpoint_failed:
+        raise DistillError(
+            f"{what}; nothing is lost: {result.kept} turn(s) kept for the next pass "
+            f"({len(result.candidates)} candidate(s) from the offline extractor were stored)"
+        )
+    raise MalformedReplyError(what)
 
 
 @click.command()
@@ -255,11 +289,27 @@ def _proposal_line(p: dict[str, Any]) -> str:
     return f"{p['id']}  {who} proposes to {what}{why}"
 
 
+def citation(doc: dict[str, Any]) -> str:
+    """Where a candidate came from, for the review listing; ``""`` when nothing says.
+
+    The journal bytes it was distilled from (``[journal/2026-12-04.jsonl:0-104]``), else the
+    file an importer read it from (``[from claude-md CLAUDE.md:12]``).
+    """
+    source = doc.get("source") or {}
+    if source.get("journal"):
+        return f"  [{source['journal']}]"
+    if source.get("channel") == "import" and source.get("file"):
+        place = next(
+            (f":{source[k]}" for k in ("line", "row", "key") if source.get(k) is not None), ""
+        )
+        return f"  [from {source.get('format') or 'import'} {source['file']}{place}]"
+    return ""
+
+
 def _listing(candidates: list[dict[str, Any]], proposals: list[dict[str, Any]]) -> str:
-    lines = [
-        f"{d['id']}  {d['kind']:<10} {d['text']}  [{(d.get('source') or {}).get('journal') or ''}]"
-        for d in candidates
-    ] or ["no candidates await review"]
+    lines = [f"{d['id']}  {d['kind']:<10} {d['text']}{citation(d)}" for d in candidates] or [
+        "no candidates await review"
+    ]
     if proposals:
         lines += ["", "proposals (accept applies the change as yours; decline leaves it):"]
         lines += [_proposal_line(p) for p in proposals]

@@ -442,7 +442,9 @@ def sync(
     credentials. Two edits of one record on two machines resolve by
     supersession (`memdir review` lists them); a file edited by hand on both
     sides stops the sync with nothing changed (exit 1; `memdir health` names
-    it). Without a remote, only commits.
+    it). A push that could not happen (`--push` while the remote has
+    changes this machine lacks, or a remote that kept moving) exits 1, after
+    saying what was done here. Without a remote, only commits.
 
     \b
     Example:
@@ -459,20 +461,28 @@ def sync(
         push=not pull_only,
     )
     emit(done.to_json(), as_json=as_json, render=_synced)
+    if done.note and done.remote and not pull_only and not logs_only and not done.pushed:
+        raise SystemExit(1)  # asked to push and could not (what was done here is kept)
 
 
 def _synced(v: dict[str, Any]) -> str:
     lines = [f"committed {len(v['committed'])} file(s)" if v["committed"] else "nothing to commit"]
     if v["remote"]:
         where = f"{v['remote']['remote']} ({v['remote']['url']}), branch {v['remote']['branch']}"
-        pulled = {
-            "none": "not pulled",
-            "up-to-date": "already up to date",
-            "fast-forward": f"pulled {v['received']} file(s)",
-            "merged": f"merged: {v['received']} file(s) changed here",
+        fetched = {
+            "none": "",
+            "up-to-date": "nothing new to fetch",
+            "fast-forward": f"fetched {v['fetched_commits']} commit(s)",
+            "merged": f"fetched {v['fetched_commits']} commit(s) and merged them",
         }[v["pulled"]]
-        pushed = "pushed" if v["pushed"] else "nothing to push" if v["pulled"] != "none" else ""
-        lines.append(f"{where}: {pulled}" + (f"; {pushed}" if pushed else ""))
+        if v["pulled"] in ("fast-forward", "merged"):
+            fetched += f" ({v['received']} file(s) changed here)"
+        pushed = f"pushed {v['pushed_commits']} commit(s)" if v["pushed"] else ""
+        if v["pulled"] == "up-to-date" and not v["pushed"] and not v.get("note"):
+            done = "nothing to do: nothing new to fetch, nothing pushed"
+        else:
+            done = "; ".join(part for part in (fetched, pushed) if part) or "nothing pushed"
+        lines.append(f"{where}: {done}")
         for r in v["resolved"]:
             kept = f"; the other version kept as {r['kept_as']}" if r["kept_as"] else ""
             lines.append(f"  {r['record']} changed on two machines: {r['current']}{kept}")

@@ -9,7 +9,15 @@ from typing import Any
 import click
 
 from memdir import service
-from memdir.cli.output import emit, json_option, note, one_line, resolve, store_option
+from memdir.cli.output import (
+    emit,
+    json_option,
+    note,
+    one_line,
+    resolve,
+    store_option,
+    terminal_safe,
+)
 from memdir.kernel.base.caller import Caller
 from memdir.kernel.base.errors import ProvenanceError, UsageError
 from memdir.kernel.base.model import KINDS, STATUSES, Kind, Record
@@ -208,6 +216,10 @@ def remember(
     if not done.created or done.conflicts:  # a contradiction is stored, and said
         note(f"memdir: {done.note}", as_json=as_json)
     emit(done.record.to_json(), as_json=as_json, render=lambda r: r["id"])
+
+
+PREVIEW_IDS = 10
+"""How many ids a refused bulk forget names in its message (the rest are counted)."""
 
 
 def _count(n: int) -> str:
@@ -521,7 +533,8 @@ def forget(
 
     With --tag or --match it retires every live (active or candidate) record
     selected, after showing them: it asks first in a terminal, and elsewhere
-    forgets only with --yes (without it, it lists them and changes nothing).
+    forgets only with --yes (without it, it lists them, changes nothing and
+    exits 2, as purge and rollback do without --yes).
 
     \b
     Example:
@@ -556,15 +569,17 @@ def forget(
         return
     if not yes:
         if as_json or not sys.stdin.isatty():
-            emit(
-                {"selected": [r.id for r in records], "forgotten": [], "proposed": []},
-                as_json=as_json,
-                render=lambda v: (
-                    "\n".join(preview)
-                    + f"\nnothing forgotten: add --yes to forget these {len(records)} records"
-                ),
+            # A preview without its confirmation is a usage error, as purge and rollback
+            # without --yes are (exit 2, DESIGN §9): the script asked for nothing that ran.
+            if not as_json:
+                click.echo(terminal_safe("\n".join(preview)))
+            shown = ", ".join(r.id for r in records[:PREVIEW_IDS])
+            more = f" and {len(records) - PREVIEW_IDS} more" if len(records) > PREVIEW_IDS else ""
+            raise UsageError(
+                f"nothing forgotten: {_count(len(records))} "
+                f"{'matches' if len(records) == 1 else 'match'} ({shown}{more}); "
+                "add --yes to forget them"
             )
-            return
         click.echo("\n".join(preview))
         if not click.confirm(f"Forget these {_count(len(records))}?", default=False):
             click.echo("nothing forgotten")

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from memdir import service
-from memdir.cli.output import emit, json_option, resolve, store_option
+from memdir.cli.output import emit, json_option, note, resolve, store_option
 
 
 @click.command()
@@ -65,19 +65,30 @@ COMMANDS = [init, reindex]
 
 
 @click.command()
+@click.option(
+    "--clear-errors",
+    is_flag=True,
+    help="First empty state/hook-errors.log (once you have read it), then check.",
+)
 @store_option
 @json_option
-def health(store: Path | None, as_json: bool) -> None:
+def health(clear_errors: bool, store: Path | None, as_json: bool) -> None:
     """Check the store; repair what is safe; exit 1 if anything is wrong.
 
     Reports quarantined files by name, duplicated keys, dangling links,
     broken correction chains, uncommitted hand edits, hook errors and the lock.
+    Hook errors stay reported until --clear-errors empties their log.
 
     \b
     Example:
         memdir health
+        memdir health --clear-errors
     """
-    report = service.health(resolve(store))
+    target = resolve(store)
+    if clear_errors:
+        cleared = service.clear_hook_errors(target)
+        note(f"memdir: cleared {cleared} hook error entries", as_json=as_json)
+    report = service.health(target)
 
     def render(v: dict[str, object]) -> str:
         findings = v["findings"]

@@ -703,12 +703,19 @@ class Index:
     ) -> list[dict[str, Any]]:
         """Return indexed records filtered by kind and status, newest ``updated_at`` first.
 
-        ``served``: only what the read filter serves, decided in the query (it replaces
-        ``statuses``; :func:`memdir.kernel.index.rows.served_where`).
+        Times have whole seconds, so records written within one second are ordered by when
+        they were created: ``created_at``, then the id's time part (milliseconds, after the
+        kind prefix: :mod:`memdir.kernel.base.ids`), then the id. ``served``: only what the
+        read filter serves, decided in the query (it replaces ``statuses``;
+        :func:`memdir.kernel.index.rows.served_where`).
         """
         where, params = filter_clause(kinds=kinds, statuses=statuses, served=served)
+        order = "DESC" if newest_first else "ASC"
         sql = f"SELECT doc FROM records WHERE 1=1{where}"  # noqa: S608 - placeholders only
-        sql += f" ORDER BY updated_at {'DESC' if newest_first else 'ASC'}, id"
+        sql += (
+            f" ORDER BY updated_at {order}, created_at {order},"
+            f" substr(id, instr(id, '-') + 1) {order}, id {order}"
+        )
         if limit is not None:
             sql += " LIMIT ?"
             params.append(limit)

@@ -944,6 +944,7 @@ def set_status(
     origin: str = "owner",
     channel: str = "cli",
     caller: Caller | None = None,
+    adopt: bool = False,
 ) -> Written:
     """Move a record to ``status`` (``rejected``, ``forgotten``, ``active``) with a reason.
 
@@ -951,6 +952,12 @@ def set_status(
     (when given) replaces ``origin`` and ``channel``. A caller that is not the owner rejecting
     or forgetting the owner's record makes a proposal instead (``proposal`` set, nothing
     changed); accepting candidates is the owner's (review) or the observer's (corroboration).
+
+    ``adopt`` (the owner accepting a candidate in review) gives the record the owner's
+    authority: its ``origin`` becomes ``owner``, so from then on an agent can only propose
+    changes to it (DESIGN §4). Where it came from stays as provenance: ``source`` is kept
+    as it was (channel, session, journal citation) and the audit event names the origin it had
+    (``from_origin``). ``adopt`` by a caller that is not the owner changes no origin.
 
     Raises:
         NotFoundError: no such record.
@@ -976,6 +983,10 @@ def set_status(
                 raise AuthorityError(f"refused: {op} of the owner's record {old.id} is the owner's")
             return _proposed(handle, op, old, caller, reason=reason)
         new = dataclasses.replace(old, status=status, reason=reason, updated_at=now_iso())
+        details: dict[str, object] = {}
+        if adopt and caller.is_owner and old.origin != caller.origin:
+            new = dataclasses.replace(new, origin=caller.origin)
+            details["from_origin"] = old.origin
         txn.apply(
             handle.store,
             handle.index,
@@ -984,6 +995,7 @@ def set_status(
             trailers=caller.trailers(),
             op=op,
             reason=reason,
+            details=details,
         )
         return Written(new, created=False, changed=True, note=f"{op}: {old.id} is now {status}")
 

@@ -101,6 +101,7 @@ def apply(
     op: str | None = None,
     reason: str | None = None,
     files: Mapping[str, str | None] | None = None,
+    details: Mapping[str, object] | None = None,
 ) -> None:
     """Write ``changes`` as one commit and index them; the caller holds the store lock.
 
@@ -123,6 +124,8 @@ def apply(
         reason: The audit event's reason.
         files: Proposal files (``proposals/…``: text, or ``None`` to delete) written in the
             same commit, e.g. an accepted proposal's move to ``decided/``.
+        details: Further keys of the audit event (e.g. ``from_origin`` when the owner's
+            review gives a candidate the owner's authority).
 
     Raises:
         RejectedBeliefError: a new or changed text repeats a tombstoned value (nothing is
@@ -159,7 +162,15 @@ def apply(
             stones.append(audit.tombstone_line(key, "add", who, record.id))
             live[key] = {"record": record.id}
     apply_texts(
-        store, index, texts, message, trailers=trailers, op=op, reason=reason, stones=stones
+        store,
+        index,
+        texts,
+        message,
+        trailers=trailers,
+        op=op,
+        reason=reason,
+        stones=stones,
+        details=details,
     )
 
 
@@ -182,12 +193,14 @@ def apply_texts(
     op: str | None = None,
     reason: str | None = None,
     stones: list[str] | None = None,
+    details: Mapping[str, object] | None = None,
 ) -> None:
     """Write files (``None`` deletes one) as one commit, all or nothing; see :func:`apply`.
 
     One audit event (``op``, default the message's first word; the caller from ``trailers``;
-    ``reason``; each file's SHA-256 before and after) and the tombstone lines ``stones`` are
-    appended to ``audit/`` just before the commit and committed with the files.
+    ``reason``; each file's SHA-256 before and after; the keys of ``details``) and the
+    tombstone lines ``stones`` are appended to ``audit/`` just before the commit and committed
+    with the files.
 
     Raises:
         GitStateError, GitError, OSError: as :func:`apply`.
@@ -195,7 +208,7 @@ def apply_texts(
     if all(_unchanged(store, rel, text) for rel, text in texts.items()):
         return  # the same bytes again (a near-duplicate within the same second): no empty commit
     gitio.check_writable(store)  # refused before any file is touched
-    events = [_event_for(store, texts, message, trailers, op, reason)]
+    events = [{**_event_for(store, texts, message, trailers, op, reason), **(details or {})}]
     stones = list(stones or [])
     durable = _contained(texts)  # only record files can be replayed after a crash
     if durable:

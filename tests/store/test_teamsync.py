@@ -61,6 +61,18 @@ def _sync(store: Path, **options: Any) -> teamsync.Synced:
     return project_service.sync(store, share=True, **options)
 
 
+def _diverged(tmp_path: Path, first: str, second: str) -> tuple[Path, Path]:
+    """Two clones in step, then ``first`` remembered and synced on one, ``second`` on the other
+    (not synced): the second is behind the remote and ahead of it at once."""
+    _, (a, b) = _team(tmp_path, 2)
+    _sync(a)
+    _sync(b)
+    service.remember(a, first)
+    _sync(a)
+    service.remember(b, second)
+    return a, b
+
+
 def _texts(store: Path) -> dict[str, str]:
     return {r.id: f"{r.status} {r.text}" for r in service.list_records(store)}
 
@@ -515,12 +527,7 @@ def test_a_purge_is_never_undone_by_a_sync(tmp_path: Path) -> None:
 
 def test_a_lock_file_a_killed_sync_left_never_blocks_the_next(tmp_path: Path) -> None:
     """A ``kill -9`` mid-merge leaves git's ``sync-index.lock``: the next sync removes it."""
-    _, (a, b) = _team(tmp_path, 2)
-    _sync(a)
-    _sync(b)
-    service.remember(a, "From the first machine")
-    _sync(a)
-    service.remember(b, "From the second machine")
+    a, b = _diverged(tmp_path, "From the first machine", "From the second machine")
     stale = b / ".git" / "memdir" / "sync-index.lock"
     stale.parent.mkdir(exist_ok=True)
     stale.write_text("")
@@ -602,3 +609,14 @@ def test_a_branch_of_the_same_name_holding_code_is_refused_not_merged(tmp_path: 
     assert run_cli("sync", "--store", str(b)).exit_code == 0
     texts = {r.text for r in service.list_records(b)}
     assert {"Kept in the store", "Written on the second machine"} <= texts
+
+
+def test_a_push_that_could_not_happen_exits_1_saying_so(tmp_path: Path) -> None:
+    """``sync --push`` while the remote has news this machine lacks: exit 1, pull advised."""
+    _, b = _diverged(tmp_path, "First", "Second")
+    refused = run_cli("sync", "--store", str(b), "--push")
+    assert refused.exit_code == 1, refused.output
+    assert "sync --pull first" in refused.output
+    done = run_cli("sync", "--store", str(b))  # the whole sync then does both
+    assert done.exit_code == 0, done.output
+    assert "pushed" in done.output

@@ -75,6 +75,8 @@ def _store_requests(
             continue
         verb = "stored" if done.created else "already knew (updated)"
         notes.append(f'memdir {verb} {done.record.id} ({done.record.kind}): "{done.record.text}"')
+        if done.conflicts:  # both kept: the person decides which one holds
+            notes.append(f"memdir: {done.note}")
         stored.append(done.record.id)
     if finished:
         spool.done(kept)

@@ -360,8 +360,9 @@ def build_server(store: Path) -> MCPServer:  # noqa: C901 - registers each tool 
 
         Use it for preferences, rules, decisions and non-obvious facts that should outlive this
         session. It is stored with origin "agent". A near-duplicate of an active belief updates
-        it instead; a belief the person rejected is refused. ``valid_from``/``valid_until``
-        say when it is true in the world, when that is not simply "from today on".
+        it; a rejected belief is refused; one contradicting an active belief is stored, and
+        ``contradicts`` names those ids (ask the person which holds). ``valid_from`` and
+        ``valid_until`` say when it is true in the world, if not simply "from today on".
         """
         try:
             scoped = service.path_tags(_strings(paths, "paths"))
@@ -389,6 +390,7 @@ def build_server(store: Path) -> MCPServer:  # noqa: C901 - registers each tool 
             "status": row["status"],
             "created": done.created,
             "note": done.note,
+            "contradicts": list(done.conflicts),
         }
 
     @server.tool(structured_output=False, annotations=READ)

@@ -414,9 +414,9 @@ class _Known:
 
     A rejected belief is matched as :func:`memdir.kernel.storage.lifecycle.find_similar` matches it
     for ``remember`` (equal normalised text, or a shingle Jaccard similarity at or above the
-    manifest's ``near_duplicate``), through an inverted index of the rejected records'
-    shingles, so each imported text is compared only with rejected records it shares a
-    shingle with.
+    manifest's ``near_duplicate`` when the two do not contradict), through an inverted index of
+    the rejected records' shingles, so each imported text is compared only with rejected
+    records it shares a shingle with.
     """
 
     def __init__(self, handle: Handle) -> None:
@@ -425,7 +425,7 @@ class _Known:
         self.threshold = handle.manifest.near_duplicate
         self.keys: set[bytes] = set()
         self.exact: dict[str, str] = {}  # normalised rejected text → id
-        self.sets: list[tuple[str, set[str]]] = []
+        self.sets: list[tuple[str, set[str], str]] = []  # (id, shingles, text)
         self.by_shingle: dict[str, list[int]] = {}
         for record_id, kind, status, text in handle.index.record_texts():
             if status == "rejected":
@@ -433,12 +433,13 @@ class _Known:
                 found = shingles(text)
                 for shingle in found:
                     self.by_shingle.setdefault(shingle, []).append(len(self.sets))
-                self.sets.append((record_id, found))
+                self.sets.append((record_id, found, text))
             else:
                 self.keys.add(_key(kind, text))
 
     def rejected(self, text: str) -> str | None:
         """Return the id of a rejected record ``text`` repeats, or ``None``."""
+        from memdir.kernel.lang.polarity import opposed
         from memdir.kernel.lang.text import normalized_text, shingles
 
         if not self.sets:
@@ -450,8 +451,12 @@ class _Known:
         if not mine:
             return None
         for index in sorted({i for s in mine for i in self.by_shingle.get(s, ())}):
-            record_id, theirs = self.sets[index]
-            if theirs and len(mine & theirs) / len(mine | theirs) >= self.threshold:
+            record_id, theirs, said = self.sets[index]
+            if (
+                theirs
+                and len(mine & theirs) / len(mine | theirs) >= self.threshold
+                and not opposed(text, said)  # the reverse of a rejected belief is news
+            ):
                 return record_id
         return None
 

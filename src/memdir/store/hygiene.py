@@ -2,10 +2,15 @@
 
 Findings:
 
-- **near_duplicate**: two active records whose texts are similar (shingle similarity at or above
-  0.5, below the 0.7 that would have merged them on remember).
-- **conflict**: two active records of the same kind about the same subject (most of their words
-  shared) that say different things (word order or a negation differs): one is probably wrong.
+- **near_duplicate**: two active records that say the same: their texts are similar (shingle
+  similarity at or above 0.5, below the 0.7 that would have merged them on remember) and do
+  not contradict, or they are directives with the same stance in other words ("Use bun, not
+  npm" / "Prefer bun over npm"). The fix forgets one.
+- **conflict**: two active records of opposite polarity on the same subject ("Always use tabs…"
+  / "Never use tabs…", "Use bun, not npm" / "Use npm for installs"; see
+  :mod:`memdir.kernel.lang.polarity`), or two plain statements of the same kind that share most
+  of their words in another order. One is probably wrong: the fix corrects the one the owner no
+  longer holds to the other's text, which supersedes it.
 - **stale**: importance 3 or less and untouched for ``[policy] stale_days``.
 - **sunk**: the forgetting curve has brought its weight below 0.1 (shown whether or not decay
   is on for recall).
@@ -22,15 +27,17 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 from pathlib import Path
 from typing import Any
 
 from memdir.kernel.base.clock import age_days
 from memdir.kernel.index.recall import half_life_days
+from memdir.kernel.lang.polarity import agree, is_directive
 from memdir.kernel.lang.text import similarity, words
 from memdir.kernel.storage import hits, manifest
-from memdir.kernel.storage.lifecycle import Handle, find_similar
+from memdir.kernel.storage.lifecycle import Handle, compare
 
 NEAR_DUPLICATE = 0.5
 SUBJECT_OVERLAP = 0.6
@@ -43,38 +50,73 @@ def _finding(code: str, message: str, ids: list[str], fix: str) -> dict[str, Any
     return {"code": code, "message": message, "ids": ids, "fix": fix}
 
 
+def _pair_code(score: float, against: bool, doc: dict[str, Any], other: dict[str, Any]) -> str:
+    """Label one pair of active records: ``near_duplicate``, ``conflict`` or ``""`` (neither).
+
+    Polarity first, as on remember (:func:`memdir.kernel.storage.lifecycle.find_similar`): a
+    pair of opposite polarity on one subject is a conflict however many words it shares, and
+    two directives with the same stance are near-duplicates however they are worded
+    (:mod:`memdir.kernel.lang.polarity`). Two plain statements of the same kind that share
+    most of their words in another order ("Alice reports to Bob" / "Bob reports to Alice")
+    are still reported as a conflict; two directives that neither agree nor oppose are not.
+    """
+    a, b = doc["text"], other["text"]
+    if against:
+        return "conflict"
+    if score >= NEAR_DUPLICATE or agree(a, b):
+        return "near_duplicate"
+    if doc["kind"] != other["kind"] or (is_directive(a) and is_directive(b)):
+        return ""
+    mine, theirs = set(words(a)), set(words(b))
+    overlap = len(mine & theirs) / max(len(mine | theirs), 1)
+    return "conflict" if overlap >= SUBJECT_OVERLAP else ""
+
+
 def _pairs(handle: Handle, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = []
     seen: set[tuple[str, str]] = set()
     for doc in docs:
-        for score, other in find_similar(handle.index, doc["text"], 0.0, ("active",)):
+        for score, against, other in compare(handle.index, doc["text"], ("active",)):
             pair = tuple(sorted((doc["id"], other["id"])))
             if other["id"] == doc["id"] or pair in seen:
                 continue
             seen.add((pair[0], pair[1]))
-
-            mine, theirs = set(words(doc["text"])), set(words(other["text"]))
-            overlap = len(mine & theirs) / max(len(mine | theirs), 1)
-            if score >= NEAR_DUPLICATE:
+            code = _pair_code(score, against, doc, other)
+            if code == "near_duplicate":
                 found.append(
                     _finding(
                         "near_duplicate",
-                        f"{doc['id']} and {other['id']} say nearly the same ({score:.2f})",
+                        f"{doc['id']} and {other['id']} say "
+                        + (
+                            f"nearly the same ({score:.2f})"
+                            if score >= NEAR_DUPLICATE
+                            else "the same in other words"
+                        )
+                        + f': "{doc["text"]}" / "{other["text"]}"',
                         list(pair),
-                        f"`memdir forget {pair[1]} --reason duplicate`",
+                        f"`memdir forget {pair[1]} --reason duplicate` (keep {pair[0]})",
                     )
                 )
-            elif doc["kind"] == other["kind"] and overlap >= SUBJECT_OVERLAP:
+            elif code == "conflict":
                 found.append(
                     _finding(
                         "conflict",
-                        f"{doc['id']} and {other['id']} are about the same thing but differ: "
+                        f"{doc['id']} and {other['id']} contradict each other: "
                         f'"{doc["text"]}" / "{other["text"]}"',
                         list(pair),
-                        f"`memdir reject {pair[0]} --reason …` or `memdir reject {pair[1]} …`",
+                        _conflict_fix(doc, other),
                     )
                 )
     return found
+
+
+def _conflict_fix(doc: dict[str, Any], other: dict[str, Any]) -> str:
+    """The commands that settle a conflict: supersede the one the owner no longer wants."""
+    return (
+        f"keep the one that holds: `memdir correct {doc['id']} --text "
+        f"{shlex.quote(other['text'])}` keeps {other['id']}, `memdir correct {other['id']} "
+        f"--text {shlex.quote(doc['text'])}` keeps {doc['id']} (or `memdir reject` the wrong one)"
+    )
 
 
 def _cited(doc: dict[str, Any]) -> list[str]:

@@ -442,7 +442,9 @@ def sync(
     credentials. Two edits of one record on two machines resolve by
     supersession (`memdir review` lists them); a file edited by hand on both
     sides stops the sync with nothing changed (exit 1; `memdir health` names
-    it). Without a remote, only commits.
+    it). A push that could not happen (`--push` while the remote has
+    changes this machine lacks, or a remote that kept moving) exits 1, after
+    saying what was done here. Without a remote, only commits.
 
     \b
     Example:
@@ -459,6 +461,8 @@ def sync(
         push=not pull_only,
     )
     emit(done.to_json(), as_json=as_json, render=_synced)
+    if done.note and done.remote and not pull_only and not logs_only and not done.pushed:
+        raise SystemExit(1)  # asked to push and could not (what was done here is kept)
 
 
 def _synced(v: dict[str, Any]) -> str:

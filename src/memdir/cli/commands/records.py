@@ -186,7 +186,9 @@ def remember(
     """Remember one belief and print its id (TEXT "-" reads standard input).
 
     A near-duplicate of an active record updates that record instead; a
-    near-duplicate of a rejected record is refused (exit 3). With --paths the
+    near-duplicate of a rejected record is refused (exit 3). A belief that
+    contradicts an active one ("never" beside "always") is stored, and stderr
+    names the record it contradicts and how to keep either. With --paths the
     belief is told to the agent when it reads or edits a matching file (and in
     the digest only when such a file was touched), not in every session.
 
@@ -211,7 +213,7 @@ def remember(
         observed_at=observed_at,
         entity_type=entity_type,
     )
-    if not done.created:
+    if not done.created or done.conflicts:  # a contradiction is stored, and said
         note(f"memdir: {done.note}", as_json=as_json)
     emit(done.record.to_json(), as_json=as_json, render=lambda r: r["id"])
 

@@ -29,6 +29,7 @@ from memdir.kernel.base import validity
 from memdir.kernel.base.layout import StoreLayout, layout
 from memdir.kernel.index.recall import Hit, recall
 from memdir.kernel.lang import fence, pathscope
+from memdir.kernel.lang.polarity import opposed
 from memdir.kernel.lang.text import STOP_WORDS, estimate_tokens, similarity
 
 TYPE_CHECKING = False  # the hook path never imports typing or dataclasses (start-up cost)
@@ -360,6 +361,13 @@ COVERAGE_WORDS = 4
 """A prompt's strong words counted by the coverage test at most."""
 NEAR_DUPLICATE = 0.5
 """Shingle similarity at or above which a record is not injected beside one it nearly repeats."""
+
+
+def _repeats(text: str, held: str) -> bool:
+    """Whether ``text`` nearly repeats ``held``: similar, and not its contradiction."""
+    return similarity(text, held) >= NEAR_DUPLICATE and not opposed(text, held)
+
+
 HELD_COMPARED = 40
 """Most of the session's earlier injections a new one is compared with for near-duplicates."""
 LEGACY_RULE: dict[str, float] = {
@@ -540,7 +548,7 @@ def prompt_recall(
     withheld = skipped = 0
     for hit in earned:
         text = str(hit.doc.get("text", ""))
-        if hit.doc["id"] in held_ids or any(similarity(text, o) >= NEAR_DUPLICATE for o in held):
+        if hit.doc["id"] in held_ids or any(_repeats(text, o) for o in held):
             if skipped < limit:  # what the old rule would have shown again, at most ``limit``
                 withheld += estimate_tokens(_item(hit.doc).render()) + 1
                 skipped += 1

@@ -53,6 +53,7 @@ from memdir.kernel.base.errors import (
 )
 from memdir.kernel.base.ids import KIND_PREFIX, check_id, mint_id
 from memdir.kernel.base.model import ACCEPTED_ORIGINS, TRANSITIONS, Record, relative_path
+from memdir.kernel.lang.polarity import opposed
 from memdir.kernel.lang.redact import check_text, strip_private
 from memdir.kernel.lang.text import (
     needle_tags,
@@ -105,6 +106,7 @@ class Written:
     previous: Record | None = None  # the superseded record, for correct
     note: str = ""  # one line for the person: what happened
     proposal: Proposal | None = None  # set when the change became a proposal (nothing changed)
+    conflicts: tuple[str, ...] = ()  # ids of active records a new belief contradicts
 
 
 # --- input checks ----------------------------------------------------------------------------
@@ -261,21 +263,51 @@ def load(handle: Handle, record_id: str) -> tuple[Record, str]:
     return parsed.record, rel
 
 
-def find_similar(
-    index: IndexBackend, text: str, threshold: float, statuses: Iterable[str]
-) -> list[tuple[float, dict[str, Any]]]:
-    """Return ``(similarity, doc)`` for records at or above ``threshold``, most similar first."""
+def compare(
+    index: IndexBackend, text: str, statuses: Iterable[str]
+) -> list[tuple[float, bool, dict[str, Any]]]:
+    """Compare ``text`` with the records most like it: ``(similarity, opposed, doc)``.
+
+    Args:
+        index: The store's index.
+        text: A belief's text.
+        statuses: The record statuses to compare with.
+
+    Returns:
+        The best :data:`SIMILAR_POOL` BM25 matches of ``text`` (or, for text with no words,
+        the records of the same text), most similar first: the shingle similarity in
+        [0, 1] (1.0 for equal normalised text) and whether the record contradicts ``text``
+        (:func:`memdir.kernel.lang.polarity.opposed`; never for equal text).
+    """
     terms = query_terms(text)
     # No words at all (emoji, symbols): the index compares against exact texts.
     docs = index.similar_candidates(terms, text, list(statuses), SIMILAR_POOL)
     found = []
     key = normalized_text(text)
     for doc in docs:
-        score = 1.0 if normalized_text(doc["text"]) == key else similarity(text, doc["text"])
-        if score >= threshold:
-            found.append((score, doc))
+        if normalized_text(doc["text"]) == key:
+            found.append((1.0, False, doc))
+        else:
+            found.append((similarity(text, doc["text"]), opposed(text, doc["text"]), doc))
     found.sort(key=lambda item: -item[0])
     return found
+
+
+def find_similar(
+    index: IndexBackend, text: str, threshold: float, statuses: Iterable[str]
+) -> list[tuple[float, dict[str, Any]]]:
+    """Return ``(similarity, doc)`` for near-duplicates of ``text``, most similar first.
+
+    A near-duplicate is at or above ``threshold`` (shingle similarity) and does not
+    contradict ``text``: "Never use tabs…" is no duplicate of "Always use tabs…", however
+    many words they share (:func:`memdir.kernel.lang.polarity.opposed`). Every write path
+    that merges or refuses a repeat (remember, correct, the observer, importers) asks here.
+    """
+    return [
+        (score, doc)
+        for score, against, doc in compare(index, text, statuses)
+        if score >= threshold and not against
+    ]
 
 
 # --- operations ------------------------------------------------------------------------------
@@ -379,9 +411,9 @@ def remember(
         for link in link_list:
             if handle.index.get_path(link) is None:
                 raise NotFoundError(f"link target {link!r} is not a record")
-        similar = find_similar(
-            handle.index, text, handle.manifest.near_duplicate, ("active", "candidate", "rejected")
-        )
+        compared = compare(handle.index, text, ("active", "candidate", "rejected"))
+        threshold = handle.manifest.near_duplicate
+        similar = [(sc, doc) for sc, against, doc in compared if sc >= threshold and not against]
         _refuse_rejected(handle, text, similar)
         if not any(doc["kind"] == kind and doc["status"] != "rejected" for _, doc in similar):
             found = restated(handle, text, kind)
@@ -409,6 +441,9 @@ def remember(
                     status,
                     (valid_from, valid_until),
                 )
+        contradicted = [
+            doc for _, against, doc in compared if against and doc["status"] == "active"
+        ]
         now = now_iso()
         record = Record(
             id=mint_id(kind),
@@ -444,7 +479,34 @@ def remember(
             _message("remember", record.id, None, kind=kind, origin=origin, channel=channel),
             trailers=caller.trailers(),
         )
-        return Written(record, created=True, changed=True, note=f"remembered {record.id}")
+        return Written(
+            record,
+            created=True,
+            changed=True,
+            note=_remembered_note(record, contradicted),
+            conflicts=tuple(doc["id"] for doc in contradicted),
+        )
+
+
+def _remembered_note(record: Record, contradicted: list[dict[str, Any]]) -> str:
+    """The line a new belief is reported with; it names each record it contradicts.
+
+    Both stay active (nothing is lost and the person decides): correcting the old record
+    to the new text supersedes it by the new record (:func:`correct` adopts an active
+    record that already says the corrected text), forgetting the new one keeps the old.
+    """
+    if not contradicted:
+        return f"remembered {record.id}"
+    import shlex
+
+    old = contradicted[0]
+    also = [doc["id"] for doc in contradicted[1:]]
+    return (
+        f'remembered {record.id}; it contradicts {old["id"]} ("{old["text"]}")'
+        + (f" and {', '.join(also)}" if also else "")
+        + f". Both are active. To keep the new one: `memdir correct {old['id']} --text "
+        f"{shlex.quote(record.text)}`; to keep the old one: `memdir forget {record.id}`"
+    )
 
 
 def _refuse_rejected(
@@ -626,19 +688,51 @@ def _correct_locked(
         return _proposed(
             handle, "correct", old, caller, text=text, reason=reason, valid_until=until
         )
-    new, retired = _corrected(old, text, reason, caller, until)
+    twin = _twin(handle, text, old, caller) if until is None else None
+    if twin is not None:  # the corrected text is already an active record: it takes over
+        (kept, kept_rel), now = twin, now_iso()
+        new = dataclasses.replace(kept, supersedes=old.id, updated_at=now)
+        retired = dataclasses.replace(
+            old, status="superseded", superseded_by=kept.id, reason=reason, updated_at=now
+        )
+        changes = [txn.Change(kept_rel, new), txn.Change(rel, retired)]
+    else:
+        new, retired = _corrected(old, text, reason, caller, until)
+        changes = [txn.Change(relative_path(new), new), txn.Change(rel, retired)]
     txn.apply(
         handle.store,
         handle.index,
-        [txn.Change(relative_path(new), new), txn.Change(rel, retired)],
+        changes,
         _message("correct", f"{old.id} -> {new.id}", reason, origin=origin, channel=channel),
         trailers=caller.trailers(),
         reason=reason,
     )
     note = f"{new.id} supersedes {old.id}"
-    if retired.status != "superseded":
+    if twin is not None:
+        note = f"{new.id}, which already said this, supersedes {old.id}"
+    elif retired.status != "superseded":
         note = f"{new.id} takes over from {old.id} on {until}"
-    return Written(new, created=True, changed=True, previous=retired, note=note)
+    return Written(new, created=twin is None, changed=True, previous=retired, note=note)
+
+
+def _twin(handle: Handle, text: str, old: Record, caller: Caller) -> tuple[Record, str] | None:
+    """Return the live record (and its path) that already says ``text``, for ``correct``.
+
+    "Never use tabs…" remembered beside "Always use tabs…" is its own record (the two
+    contradict); correcting the old one to that text then supersedes it by the record that
+    exists rather than writing a second copy. Only an active or candidate record of the same
+    kind, with equal normalised text, that supersedes nothing yet and that the caller may
+    change (an agent never edits the owner's record) is adopted.
+    """
+    key = normalized_text(text)
+    for _, doc in find_similar(handle.index, text, 1.0, ("active", "candidate")):
+        if doc["id"] == old.id or doc["kind"] != old.kind or normalized_text(doc["text"]) != key:
+            continue
+        found, rel = load(handle, doc["id"])
+        if found.supersedes or (not caller.is_owner and authority.owned_by_owner(found)):
+            continue
+        return found, rel
+    return None
 
 
 def _check_not_rejected(handle: Handle, text: str) -> None:

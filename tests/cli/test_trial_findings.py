@@ -229,6 +229,27 @@ def test_a_hosts_call_with_an_unknown_event_is_logged_as_one_and_exits_0(
     assert (known.returncode, known.stderr) == (0, b"")
 
 
+def test_installs_self_test_event_runs_silently_and_logs_nothing(
+    store: Path, memdir_exe: list[str]
+) -> None:
+    """``memdir install`` proves each hook command runs with ``SelfTest``: never an error.
+
+    Paired on the same store: an unknown event is logged, the self-test is not.
+    """
+    import subprocess
+
+    for event in ("SelfTest", "Bogus"):
+        done = subprocess.run(
+            [*memdir_exe, "hook", event, "--host", "claude-code"],
+            input=b"{}",
+            capture_output=True,
+            cwd=store.parent,
+        )
+        assert (done.returncode, done.stdout) == (0, b"")
+    log = (store / "state" / "hook-errors.log").read_text()
+    assert "'Bogus'" in log and "SelfTest" not in log
+
+
 def test_health_names_the_command_that_clears_hook_errors(
     store: Path, memdir_exe: list[str]
 ) -> None:

@@ -36,7 +36,7 @@ from memdir.hooks.payload import (
     render,
 )
 from memdir.kernel.hostio import hookio
-from memdir.kernel.hostio.hosttable import host_entry
+from memdir.kernel.hostio.hosttable import SELF_TEST, host_entry
 from memdir.kernel.storage import paths
 from memdir.kernel.storage.lock import quiesce
 
@@ -325,12 +325,16 @@ Usage: memdir hook EVENT [--host HOST] [--preview [--json] [--prompt TEXT]]
 
 
 def known_event(name: str) -> bool:
-    """Whether ``name`` is one of memdir's events or any host's own name for one.
+    """Whether ``name`` is one of memdir's events, any host's own name for one, or the self-test.
 
     A name no host uses is a person's typo, never a host's call: installed hooks only ever
     name events of the host table (:mod:`memdir.kernel.hostio.hosttable`).
     """
-    return name in HANDLERS or any(name in table for table in EVENT_ALIASES.values())
+    return (
+        name in HANDLERS
+        or name == SELF_TEST
+        or any(name in table for table in EVENT_ALIASES.values())
+    )
 
 
 def run(argv: list[str]) -> int:

@@ -44,7 +44,7 @@ from memdir.hosts.base import HostSpec
 from memdir.kernel.base.atomic import write_atomic, write_text_atomic
 from memdir.kernel.base.errors import MemdirError, UsageError
 from memdir.kernel.base.layout import StoreLayout, layout
-from memdir.kernel.hostio.hosttable import SERVER_NAME, timeout_value
+from memdir.kernel.hostio.hosttable import SELF_TEST, SERVER_NAME, timeout_value
 
 MARKER = "memdir hook"
 """What identifies memdir's own hook commands in a host's config."""
@@ -1274,7 +1274,7 @@ def self_test(spec: HostSpec, project: Path, shared: bool = False) -> None:
     style = str(spec.scope(shared).get("command", "path"))
     if style == "path" and memdir_on_path() is None:
         return
-    command = hook_command("SelfTest", spec.name, style)
+    command = hook_command(SELF_TEST, spec.name, style)
     done = subprocess.run(
         [shell, "-c", command],
         input=b"{}",

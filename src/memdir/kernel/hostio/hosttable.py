@@ -74,6 +74,10 @@ if TYPE_CHECKING:
 
 SERVER_NAME = "memdir"
 """The name memdir's MCP server is registered under in every host."""
+SELF_TEST = "SelfTest"
+"""The event ``memdir install`` runs each installed hook command with, to prove it runs from a
+shell (``memdir.hosts.install.self_test``): its payload is read, it is answered with nothing
+and never logged as an error (``memdir.hooks.dispatch.known_event``)."""
 
 MEMDIR_MCP_TOOLS = (
     "memory_recall",

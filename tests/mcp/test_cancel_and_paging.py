@@ -184,6 +184,8 @@ def _seed(store: Path, tmp_path: Path, count: int) -> set[str]:
     ids = set()
     for n in range(count):
         record_id = mint_id("fact")
+        while record_id in ids:  # 20 random bits a millisecond: a tight loop can collide
+            record_id = mint_id("fact")
         ids.add(record_id)
         text = (
             f"Service number {n} of the fleet runs behind the regional gateway, retries three "

@@ -50,6 +50,7 @@ import json
 import os
 import re
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -624,10 +625,14 @@ def merge_trees(store: Path, base: str | None, ours: str, theirs: str, label: st
     return merge
 
 
-def _merged_records(
+def _live_ends(
     store: Path, ours_tree: dict[str, str], merge: _Merge
-) -> tuple[dict[str, str], Any]:
-    """Return record id → path in the merged tree, and a reader of a path's merged bytes."""
+) -> Callable[[str], tuple[str, Record, bytes] | None]:
+    """Return a walker of correction chains through the merged tree.
+
+    The walker takes a record id, follows ``superseded_by`` (cycles and missing records end the
+    walk) and returns the last record it read with its path and merged bytes, or ``None``.
+    """
     by_id = {
         Path(p).stem: p
         for p in (*ours_tree, *merge.taken, *merge.files)
@@ -640,7 +645,21 @@ def _merged_records(
         sha = merge.taken.get(path) or ours_tree.get(path)
         return _blobs(store, {sha}).get(sha) if sha else None
 
-    return by_id, merged
+    def live_end(record_id: str) -> tuple[str, Record, bytes] | None:
+        seen: set[str] = set()
+        end: tuple[str, Record, bytes] | None = None
+        while record_id and record_id not in seen and record_id in by_id:
+            seen.add(record_id)
+            path = by_id[record_id]
+            data = merged(path)
+            record = _parse(data, path) if data is not None else None
+            if record is None or data is None:
+                break
+            end = (path, record, data)
+            record_id = record.superseded_by or ""
+        return end
+
+    return live_end
 
 
 def _carry_edits(store: Path, ours_tree: dict[str, str], merge: _Merge) -> None:
@@ -653,21 +672,12 @@ def _carry_edits(store: Path, ours_tree: dict[str, str], merge: _Merge) -> None:
     """
     if not merge.carried:
         return
-    by_id, merged = _merged_records(store, ours_tree, merge)
+    live_end = _live_ends(store, ours_tree, merge)
     for successor, before, edited in merge.carried:
-        seen: set[str] = set()
-        path, record, data = "", None, None
-        current = successor
-        while current and current not in seen and current in by_id:
-            seen.add(current)
-            path = by_id[current]
-            data = merged(path)
-            record = _parse(data, path) if data is not None else None
-            if record is None:
-                break
-            current = record.superseded_by or ""
-        if record is None or record.status != "active":
+        end = live_end(successor)
+        if end is None or end[1].status != "active":
             continue
+        path, record, _ = end
         added = [t for t in edited.tags if t not in before.tags]
         removed = set(before.tags) - set(edited.tags)
         tags = tuple(t for t in record.tags if t not in removed) + tuple(
@@ -693,22 +703,7 @@ def _settle_forks(store: Path, ours_tree: dict[str, str], merge: _Merge, label: 
     """
     if not merge.forks:
         return
-    by_id, merged = _merged_records(store, ours_tree, merge)
-
-    def live_end(record_id: str) -> tuple[str, Record, bytes] | None:
-        seen: set[str] = set()
-        end: tuple[str, Record, bytes] | None = None
-        while record_id and record_id not in seen and record_id in by_id:
-            seen.add(record_id)
-            path = by_id[record_id]
-            data = merged(path)
-            record = _parse(data, path) if data is not None else None
-            if record is None or data is None:
-                break
-            end = (path, record, data)
-            record_id = record.superseded_by or ""
-        return end
-
+    live_end = _live_ends(store, ours_tree, merge)
     for root, first, second in merge.forks:
         one, two = live_end(first), live_end(second)
         if one is None or two is None or one[1].id == two[1].id:

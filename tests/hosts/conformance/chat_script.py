@@ -29,6 +29,48 @@ def call(name: str, **arguments: Any) -> dict[str, Any]:
     return {"tool": name, "args": arguments}
 
 
+def chat_reply(
+    step: dict[str, Any],
+    *,
+    stream: bool = True,
+    model: str = "stand-in",
+    call_id: str = "call_1",
+) -> Reply:
+    """Answer one Chat Completions request with ``step`` (:func:`say` or :func:`call`).
+
+    Streamed as SSE chunks (a delta, then the finish reason with the usage) or as one JSON
+    completion. The usage reports ``step["tokens"]`` prompt tokens (900 unless given), which a
+    host may read as its context's size (OpenCode compacts past its model's limit).
+    """
+    base = {"id": "chatcmpl-standin", "created": 1, "model": model}
+    if "tool" in step:
+        tool_call = {
+            "index": 0,
+            "id": call_id,
+            "type": "function",
+            "function": {"name": step["tool"], "arguments": json.dumps(step["args"])},
+        }
+        delta: dict[str, Any] = {"role": "assistant", "tool_calls": [tool_call]}
+        finish = "tool_calls"
+    else:
+        delta, finish = {"role": "assistant", "content": step["text"]}, "stop"
+    tokens = int(step.get("tokens", 900))
+    usage = {"prompt_tokens": tokens, "completion_tokens": 20, "total_tokens": tokens + 20}
+    if not stream:
+        message = {"content": None, **delta}
+        choice = {"index": 0, "message": message, "finish_reason": finish}
+        return Reply.of_json(
+            {**base, "object": "chat.completion", "choices": [choice], "usage": usage}
+        )
+    chunk = {**base, "object": "chat.completion.chunk"}
+    chunks = [
+        {**chunk, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+        {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}], "usage": usage},
+    ]
+    body = [f"data: {json.dumps(c)}\n\n".encode() for c in chunks] + [b"data: [DONE]\n\n"]
+    return Reply(200, body, "text/event-stream", {"Cache-Control": "no-cache"})
+
+
 @dataclass
 class ChatExchange:
     """One agent request and the label of the scripted turn that answered it."""
@@ -103,36 +145,9 @@ class ScriptedChat:
         return self._reply(step, bool(body.get("stream")))
 
     def _reply(self, step: dict[str, Any], stream: bool) -> Reply:
-        base = {"id": "chatcmpl-standin", "created": 1, "model": self.model}
-        if "tool" in step:
-            tool_call = {
-                "index": 0,
-                "id": f"call_{next(self._ids):04d}",
-                "type": "function",
-                "function": {"name": step["tool"], "arguments": json.dumps(step["args"])},
-            }
-            delta: dict[str, Any] = {"role": "assistant", "tool_calls": [tool_call]}
-            finish = "tool_calls"
-        else:
-            delta, finish = {"role": "assistant", "content": step["text"]}, "stop"
-        usage = {"prompt_tokens": 900, "completion_tokens": 20, "total_tokens": 920}
-        if not stream:
-            message = {"content": None, **delta}
-            choice = {"index": 0, "message": message, "finish_reason": finish}
-            return Reply.of_json(
-                {**base, "object": "chat.completion", "choices": [choice], "usage": usage}
-            )
-        chunk = {**base, "object": "chat.completion.chunk"}
-        chunks = [
-            {**chunk, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
-            {
-                **chunk,
-                "choices": [{"index": 0, "delta": {}, "finish_reason": finish}],
-                "usage": usage,
-            },
-        ]
-        body = [f"data: {json.dumps(c)}\n\n".encode() for c in chunks] + [b"data: [DONE]\n\n"]
-        return Reply(200, body, "text/event-stream", {"Cache-Control": "no-cache"})
+        return chat_reply(
+            step, stream=stream, model=self.model, call_id=f"call_{next(self._ids):04d}"
+        )
 
     def labels(self) -> list[str]:
         """The labels of the turns answered so far, in order."""

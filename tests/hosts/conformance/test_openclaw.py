@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from tests.hosts.conformance.chat_script import call, chat_reply, say
 from tests.hosts.conformance.conftest import (
     HOSTS_PREFIX,
     LoopbackServer,
@@ -69,7 +70,7 @@ def _text(content: Any) -> str:
     return "\n".join(str(p.get("text", "")) for p in content or [] if isinstance(p, dict))
 
 
-TOOLS_T1 = [
+TOOLS_T1: list[tuple[str, dict[str, Any]]] = [
     ("read", {"path": "notes.txt"}),
     ("read", {"path": "notes.txt"}),  # unchanged since the first: memdir's read gate refuses
     ("read", {"path": "src/app.py", "offset": 2, "limit": 3}),  # a range is never refused
@@ -103,32 +104,11 @@ def _answer(request: Request) -> Reply:
     """Answer the chat completions: the first turn calls :data:`TOOLS_T1`, then short texts."""
     if request.method != "POST" or not request.path.endswith("/chat/completions"):
         return Reply.of_json({"object": "list", "data": [{"id": "stand-in"}]})
-    base = {"id": "chatcmpl-standin", "object": "chat.completion.chunk", "created": 1}
-    base["model"] = "stand-in"
-    messages = (request.json or {}).get("messages", [])
-    done = _first_turn_tools_done(messages)
+    done = _first_turn_tools_done((request.json or {}).get("messages", []))
     if done is not None and done < len(TOOLS_T1):
         name, args = TOOLS_T1[done]
-        call = {
-            "index": 0,
-            "id": f"call_{done}",
-            "type": "function",
-            "function": {"name": name, "arguments": json.dumps(args)},
-        }
-        delta: dict[str, Any] = {"role": "assistant", "tool_calls": [call]}
-        finish = "tool_calls"
-    else:
-        delta, finish = {"role": "assistant", "content": "Noted."}, "stop"
-    chunks = [
-        {**base, "choices": [{"index": 0, "delta": delta}]},
-        {
-            **base,
-            "choices": [{"index": 0, "delta": {}, "finish_reason": finish}],
-            "usage": {"prompt_tokens": 900, "completion_tokens": 2, "total_tokens": 902},
-        },
-    ]
-    body = [f"data: {json.dumps(c)}\n\n".encode() for c in chunks] + [b"data: [DONE]\n\n"]
-    return Reply(200, body, "text/event-stream", {"Cache-Control": "no-cache"})
+        return chat_reply(call(name, **args), call_id=f"call_{done}")
+    return chat_reply(say("Noted."))
 
 
 def _config(box: Sandbox, url: str) -> None:

@@ -29,6 +29,7 @@ from typing import Any
 
 import pytest
 
+from tests.hosts.conformance.chat_script import chat_reply
 from tests.hosts.conformance.conftest import (
     FIXTURES,
     LoopbackServer,
@@ -137,34 +138,7 @@ class ChatStandIn:
 
 
 def _stream(step: dict[str, Any]) -> Reply:
-    base = {"id": "chatcmpl-standin", "object": "chat.completion.chunk", "created": 1}
-    base["model"] = "stand-in"
-    if "tool" in step:
-        call = {
-            "index": 0,
-            "id": f"call_{time.monotonic_ns()}",
-            "type": "function",
-            "function": {"name": step["tool"], "arguments": json.dumps(step["args"])},
-        }
-        delta: dict[str, Any] = {"role": "assistant", "tool_calls": [call]}
-        finish = "tool_calls"
-    else:
-        delta, finish = {"role": "assistant", "content": step["text"]}, "stop"
-    tokens = int(step.get("tokens", 900))
-    chunks = [
-        {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
-        {
-            **base,
-            "choices": [{"index": 0, "delta": {}, "finish_reason": finish}],
-            "usage": {
-                "prompt_tokens": tokens,
-                "completion_tokens": 20,
-                "total_tokens": tokens + 20,
-            },
-        },
-    ]
-    body = [f"data: {json.dumps(c)}\n\n".encode() for c in chunks] + [b"data: [DONE]\n\n"]
-    return Reply(200, body, "text/event-stream", {"Cache-Control": "no-cache"})
+    return chat_reply(step, call_id=f"call_{time.monotonic_ns()}")
 
 
 # --------------------------------------------------------------------------- the run

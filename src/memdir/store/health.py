@@ -290,7 +290,8 @@ def _git_setup_findings(store: Path, report: Report) -> None:
             Finding(
                 "info",
                 "git_identity",
-                "git knows no name and email here (no HOME, a container, sudo, CI); memdir "
+                "git knows no name and email for the store (none in your global git config, "
+                "or no HOME: a container, sudo, CI); memdir "
                 f"commits as {gitio.FALLBACK_NAME} <{gitio.FALLBACK_EMAIL}>",
                 None,
                 'git config --global user.name "Your Name" && '

@@ -211,3 +211,18 @@ def test_import_from_jsonl_refuses_restating_a_superseded_value_and_keeps_its_su
         "Logs are shipped to Loki.",
         "The queue is Kafka in production.",
     ]
+
+
+def test_the_ascii_shortcut_of_the_fold_keys_as_the_general_path_does() -> None:
+    """Bulk imports fold ASCII text by a shortcut; its keys must be the general path's."""
+    import unicodedata
+
+    from memdir.kernel.base import valuekey
+
+    every_ascii = "".join(chr(c) for c in range(128))
+    texts = [every_ascii, "Use npm.", "  Never use pytest -x in CI!\t\n", "ABC_def-123", "\x00\x7f"]
+    for text in texts:
+        assert text.isascii()
+        general = valuekey.fold(text + "\u00e9")  # one non-ASCII letter: the general path
+        assert valuekey.fold(text) + unicodedata.normalize("NFKC", "\u00e9") == general
+    assert valuekey.value_key("Use npm.") == valuekey.value_key("ＵＳＥ  n\u200bpm")

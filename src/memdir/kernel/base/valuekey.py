@@ -52,8 +52,20 @@ _CONFUSABLES = str.maketrans(
 )  # fmt: skip
 
 
+_ASCII_NOT_ALNUM = str.maketrans("", "", "".join(chr(c) for c in range(128) if not chr(c).isalnum()))
+"""Deletes every ASCII character that is not a letter or digit (Unicode categories L and N)."""
+
+
 def fold(text: str) -> str:
-    """Return ``text`` folded to the form tombstones compare (see the module docstring)."""
+    """Return ``text`` folded to the form tombstones compare (see the module docstring).
+
+    ASCII text takes a shortcut with the same result: NFKC leaves it as it is, it has no
+    invisible, format or look-alike character, case folding is lowering, and its letters and
+    digits are exactly its characters of categories L, M and N (a bulk import folds every
+    record twice; the general path costs about 0.2 ms a record).
+    """
+    if text.isascii():
+        return text.lower().translate(_ASCII_NOT_ALNUM)
     text = unicodedata.normalize("NFKC", text)
     text = "".join(
         ch

@@ -92,3 +92,41 @@ def test_export_json_prints_one_document_and_plain_export_stays_json_lines(
     assert [json.loads(line)["id"] for line in dump.read_text().splitlines()] == [
         r["id"] for r in lines
     ]
+
+
+def test_an_import_into_a_store_never_corrected_runs_no_near_duplicate_search(
+    store: Path, tmp_path: Path, monkeypatch: object
+) -> None:
+    """Only a superseded record can be restated: without one, no per-line BM25 search.
+
+    (Those searches grew with the store and made a 10,000-record import 8× slower.) Paired
+    with the same import once the store holds a superseded value: then it is searched for.
+    """
+    import pytest
+
+    from memdir.kernel.storage import lifecycle
+
+    assert isinstance(monkeypatch, pytest.MonkeyPatch)
+    searched: list[str] = []
+    real = lifecycle.find_similar
+
+    def counting(index: object, text: str, *args: object) -> object:
+        searched.append(text)
+        return real(index, text, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(lifecycle, "find_similar", counting)
+    source = tmp_path / "in.jsonl"
+    lines = [{"id": f"f-01m8aaaaaaaa{n:02d}", "kind": "fact", "text": f"Fact {n}"} for n in range(5)]
+    source.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    done = run_cli("import", "--from", "jsonl", str(source))
+    assert done.exit_code == 0, done.output
+    assert "imported 5 records" in done.stdout
+    assert searched == []
+
+    old = service.remember(store, "The queue is RabbitMQ").record
+    service.correct(store, old.id, "The queue is Kafka")
+    searched.clear()
+    source.write_text(json.dumps({"id": "f-01m8bbbbbbbbbb", "kind": "fact", "text": "Logs go to Loki"}) + "\n")
+    done = run_cli("import", "--from", "jsonl", str(source))
+    assert done.exit_code == 0, done.output
+    assert searched == ["Logs go to Loki"], done.stdout

@@ -558,9 +558,11 @@ def recall(
     for each in stores:
         with _recall_index(each, believed_at) as (index, manifest, handle):
             wanted = limit or manifest.recall_limit
-            # room for what the tag and type filters then leave out (the read filter is in
-            # the query and thins nothing)
-            pool = max(wanted, FILTER_POOL) if wanted_tags or wanted_types else max(3 * wanted, 30)
+            # room for what the tag and type filters then leave out; without them each store's
+            # own best ``wanted`` hold the merged best ``wanted`` (the read filter is in the
+            # query and thins nothing), and ranking more costs time: at 10,000 records the
+            # exact top 30 takes about twice as long as the top 10
+            pool = max(wanted, FILTER_POOL) if wanted_tags or wanted_types else wanted
             # the read filter, in the index query: status, scope and project, valid time and
             # (for the live store) tombstoned values (issue 10, marks 3 and 4)
             served_filter = identity.read_filter(

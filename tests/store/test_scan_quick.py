@@ -113,3 +113,37 @@ def test_a_lost_index_is_rebuilt_whole_by_the_quick_open(store: Path, how: str) 
         index_file.write_bytes(b"this is not a database" * 100)  # same inode, new content
     assert _texts(store, "survives lost index") == ["Survives a lost index"]
     assert _texts(store, "nothing like it") == []
+
+
+def test_after_a_write_the_folder_is_counted_until_its_time_settles_then_never(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder written within a tick of the stamp is counted (git's racy rule), not forever.
+
+    Once its time is more than a tick old, one open counts it and stamps afresh; the opens
+    after that trust the time alone. Paired: a record added by hand after that is still seen.
+    """
+    import time
+
+    _seed(store)
+    counted: list[str] = []
+    real = scan._entries
+
+    def counting(folder: Path) -> int:
+        counted.append(folder.name)
+        return real(folder)
+
+    monkeypatch.setattr(scan, "_entries", counting)
+    assert len(_texts(store, "pelican")) == 3
+    assert "fact" in counted  # just written: within a tick of the stamp
+    time.sleep(scan.RACY_NS / 1e9 + 0.1)
+    counted.clear()
+    assert len(_texts(store, "pelican")) == 3
+    assert "fact" in counted  # counted once more, now that its time has settled: stamped afresh
+    counted.clear()
+    assert len(_texts(store, "pelican")) == 3
+    assert counted == []  # trusted by its time alone
+    source = next((store / "records" / "fact").glob("*.md"))
+    copy = source.read_text().replace(source.stem, "f-handmade0000002")
+    (source.parent / "f-handmade0000002.md").write_text(copy.replace("Pelican", "Heron", 1))
+    assert "Heron" in " ".join(_texts(store, "heron"))

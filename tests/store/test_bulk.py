@@ -116,7 +116,9 @@ def test_an_import_into_a_store_never_corrected_runs_no_near_duplicate_search(
 
     monkeypatch.setattr(lifecycle, "find_similar", counting)
     source = tmp_path / "in.jsonl"
-    lines = [{"id": f"f-01m8aaaaaaaa{n:02d}", "kind": "fact", "text": f"Fact {n}"} for n in range(5)]
+    lines = [
+        {"id": f"f-01m8aaaaaaaa{n:02d}", "kind": "fact", "text": f"Fact {n}"} for n in range(5)
+    ]
     source.write_text("".join(json.dumps(x) + "\n" for x in lines))
     done = run_cli("import", "--from", "jsonl", str(source))
     assert done.exit_code == 0, done.output
@@ -126,7 +128,9 @@ def test_an_import_into_a_store_never_corrected_runs_no_near_duplicate_search(
     old = service.remember(store, "The queue is RabbitMQ").record
     service.correct(store, old.id, "The queue is Kafka")
     searched.clear()
-    source.write_text(json.dumps({"id": "f-01m8bbbbbbbbbb", "kind": "fact", "text": "Logs go to Loki"}) + "\n")
+    source.write_text(
+        json.dumps({"id": "f-01m8bbbbbbbbbb", "kind": "fact", "text": "Logs go to Loki"}) + "\n"
+    )
     done = run_cli("import", "--from", "jsonl", str(source))
     assert done.exit_code == 0, done.output
     assert searched == ["Logs go to Loki"], done.stdout

@@ -556,7 +556,6 @@ def import_planned(
             written.append(target)
             batch.append(record)
             if len(batch) >= BATCH:
-                restatable = restatable or any(r.status == "superseded" for r in batch)
                 _write(handle, batch)
                 batch = []
         if batch:

@@ -787,7 +787,7 @@ def _write_tree(store: Path, ours: str, merge: _Merge) -> str:
     with contextlib.suppress(FileNotFoundError):
         index.unlink()
     try:
-        gitio.run_git(store, "read-tree", ours, env=env, config=gitio.OWN_INDEX)
+        gitio.run_git(store, "read-tree", ours, env=env, config=gitio.WHOLE_INDEX)
         lines = [f"100644 {sha}\t{path}\0" for path, sha in sorted(merge.taken.items())]
         for path, data in sorted(merge.files.items()):
             if data is None:
@@ -799,9 +799,9 @@ def _write_tree(store: Path, ours: str, merge: _Merge) -> str:
             gitio.run_git(
                 store, "update-index", "-z", "--index-info",
                 input_bytes="".join(lines).encode("utf-8", "surrogateescape"),
-                env=env, config=gitio.OWN_INDEX,
+                env=env, config=gitio.WHOLE_INDEX,
             )  # fmt: skip
-        tree = gitio.run_git(store, "write-tree", env=env, config=gitio.OWN_INDEX).stdout
+        tree = gitio.run_git(store, "write-tree", env=env, config=gitio.WHOLE_INDEX).stdout
         return tree.decode().strip()
     finally:
         with contextlib.suppress(OSError):

@@ -200,6 +200,33 @@ def test_locomo_questions_get_exactly_the_hits_of_scoring_every_candidate(
     assert stopped >= 0.2 * len(questions)
 
 
+@pytest.mark.parametrize("probe_cost", [0, R.PROBE_COST, 10**9])
+def test_step_4_stays_exact_by_point_reads_and_by_reading_terms_whole(
+    locomo: tuple[Index, list[str]], probe_cost: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Completing bounds by point reads only (0), as shipped, or by reading terms whole (10⁹)."""
+    monkeypatch.setattr(R, "PROBE_COST", probe_cost)
+    monkeypatch.setattr(R, "LONG_POSTINGS", 0)  # stop early, so step 4 has terms left to read
+    index, questions = locomo
+    whole: list[str] = []  # terms step 4 read whole
+    read_whole, score_the_rest = R._MaxScore.read_whole, R._MaxScore.score_the_rest
+
+    def in_step_4(self: R._MaxScore) -> None:
+        self.step_4 = True  # type: ignore[attr-defined]
+        score_the_rest(self)
+
+    def counting(self: R._MaxScore, term: str) -> None:
+        if getattr(self, "step_4", False):
+            whole.append(term)
+        read_whole(self, term)
+
+    monkeypatch.setattr(R._MaxScore, "score_the_rest", in_step_4)
+    monkeypatch.setattr(R._MaxScore, "read_whole", counting)
+    for query in questions:
+        _pruned(index, query, limit=10)  # asserts the hits equal scoring every candidate
+    assert (len(whole) > 0) is (probe_cost > 0)
+
+
 @pytest.mark.parametrize(
     "options",
     [

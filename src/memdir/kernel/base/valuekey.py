@@ -52,7 +52,9 @@ _CONFUSABLES = str.maketrans(
 )  # fmt: skip
 
 
-_ASCII_NOT_ALNUM = str.maketrans("", "", "".join(chr(c) for c in range(128) if not chr(c).isalnum()))
+_ASCII_NOT_ALNUM = str.maketrans(
+    "", "", "".join(chr(c) for c in range(128) if not chr(c).isalnum())
+)
 """Deletes every ASCII character that is not a letter or digit (Unicode categories L and N)."""
 
 

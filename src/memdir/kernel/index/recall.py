@@ -319,6 +319,12 @@ BOUND_SLACK = 1e-9
 """Relative margin on every upper bound, so float rounding never prunes a record that ties."""
 LONG_POSTINGS = 256
 """A term in more records than this is worth trying to stop before (:func:`top_records`, 2)."""
+FINISH_BATCH = 32
+"""Records completed at once in step 4 (one point-read query per unread term)."""
+PROBE_COST = 8
+"""A point read of one posting costs about this many postings read in order (SQLite, measured
+on the 100,000-record index of ``benchmarks/recall_exact.py``): past that, a term's postings
+are read whole."""
 
 
 def top_records(
@@ -438,12 +444,23 @@ class _MaxScore:
         return len(self.best) >= self.limit and bound * (1 + BOUND_SLACK) < self.best[0]
 
     def finish(self, rowids: list[int]) -> None:
-        """Add the unread terms' values to these records' partial sums (point reads)."""
+        """Add the unread terms' values to these records' partial sums.
+
+        By point reads of the ``(term, record)`` key; for a term whose postings are fewer than
+        :data:`PROBE_COST` × the records asked, by reading its postings whole (a point read
+        costs about as much as reading that many postings in order).
+        """
         todo = [r for r in rowids if r not in self.complete]
         if not todo:
             return
         partial, index = self.partial, self.scoring[0]
+        wanted = set(todo)
         for term in self.unread:
+            if self.frequencies[term] < PROBE_COST * len(todo):
+                for rowid, part in index.record_postings(term, self.scale(term), self.norm):
+                    if rowid in wanted:
+                        partial[rowid] += part
+                continue
             for rowid, part in index.record_postings(term, self.scale(term), self.norm, todo):
                 partial[rowid] += part
         self.complete.update(todo)
@@ -464,14 +481,9 @@ class _MaxScore:
 
     def read_terms(self) -> None:
         """Steps 1-3: read postings rarest first until the unread terms cannot matter."""
-        partial, complete, limit = self.partial, self.complete, self.limit
+        partial, limit = self.partial, self.limit
         while self.unread:
-            term = self.unread.pop(0)
-            self.rest = sum(self.bounds[t] for t in self.unread)  # (not subtracted: rounding)
-            get = partial.get
-            for rowid, part in self.scoring[0].record_postings(term, self.scale(term), self.norm):
-                if rowid not in complete:
-                    partial[rowid] = get(rowid, 0.0) + part
+            self.read_whole(self.unread[0])
             if not self.unread or self.beaten(self.rest):
                 return
             if len(partial) < limit or self.frequencies[self.unread[0]] <= LONG_POSTINGS:
@@ -497,18 +509,70 @@ class _MaxScore:
             self.score(top)
 
     def score_the_rest(self) -> None:
-        """Step 4: complete the bounds of the records that may still enter, score the best."""
-        partial, seen, rest = self.partial, self.seen, self.rest
-        full = len(self.best) >= self.limit
-        floor = self.best[0] / (1 + BOUND_SLACK) if full else -math.inf  # a bound under it loses
-        left = [r for r, part in partial.items() if part + rest >= floor and r not in seen]
-        self.finish(left)
-        left = [r for r in left if partial[r] >= floor]
-        left.sort(key=lambda r: (-partial[r], r))
-        for start in range(0, len(left), self.limit):
-            if self.beaten(partial[left[start]]):
-                return
-            self.score(left[start : start + self.limit])
+        """Step 4: complete the bounds of the records that may still enter, score the best.
+
+        Records are completed lazily, best partial sum first, :data:`FINISH_BATCH` at a time,
+        and scored as soon as their whole bound is at least every uncompleted record's
+        (``partial + Σ unread bounds``): ``θ`` rises early, and the records it then beats are
+        never completed. Once the records completed so far add up to more point reads than
+        reading an unread term's postings whole would cost (:data:`PROBE_COST`), that term is
+        read whole instead (at most about twice the cheaper of the two: the ski-rental rule).
+        """
+        import heapq  # not at import time (see try_to_stop)
+
+        partial, seen, complete = self.partial, self.seen, self.complete
+        floor = self.best[0] / (1 + BOUND_SLACK) if len(self.best) >= self.limit else -math.inf
+        ready: list[tuple[float, int]] = []  # (−whole bound, rowid) of completed records
+        todo: list[int] = []  # the others
+        for rowid, part in partial.items():
+            if rowid in seen:
+                continue
+            if rowid in complete or not self.unread:
+                if part >= floor:
+                    ready.append((-part, rowid))
+            elif part + self.rest >= floor:
+                todo.append(rowid)
+        heapq.heapify(ready)
+        todo.sort(key=lambda r: (-partial[r], r))
+        start = probed = 0
+        while True:
+            ahead = partial[todo[start]] + self.rest if start < len(todo) else -math.inf
+            if ready and -ready[0][0] >= ahead:  # no uncompleted record can beat these
+                if self.beaten(-ready[0][0]):
+                    return
+                batch: list[int] = []
+                while ready and len(batch) < self.limit and -ready[0][0] >= ahead:
+                    batch.append(heapq.heappop(ready)[1])
+                self.score(batch)
+                continue
+            if start >= len(todo) or self.beaten(ahead):
+                return  # every record left is bounded by ``ahead`` or less
+            cheapest = min(self.unread, key=lambda t: (self.frequencies[t], t))
+            if self.frequencies[cheapest] <= PROBE_COST * probed:
+                self.read_whole(cheapest)
+                left = [r for r in todo[start:] if r not in complete]
+                if not self.unread:  # every partial sum is whole now
+                    for rowid in left:
+                        heapq.heappush(ready, (-partial[rowid], rowid))
+                    left = []
+                todo, start = sorted(left, key=lambda r: (-partial[r], r)), 0
+                continue
+            batch = todo[start : start + FINISH_BATCH]
+            start += FINISH_BATCH
+            probed += len(batch)
+            self.finish(batch)
+            for rowid in batch:
+                heapq.heappush(ready, (-partial[rowid], rowid))
+
+    def read_whole(self, term: str) -> None:
+        """Read an unread term's postings into the partial sums (records not yet complete)."""
+        self.unread.remove(term)
+        self.rest = sum(self.bounds[t] for t in self.unread)  # (not subtracted: rounding)
+        partial, complete = self.partial, self.complete
+        get = partial.get
+        for rowid, part in self.scoring[0].record_postings(term, self.scale(term), self.norm):
+            if rowid not in complete:
+                partial[rowid] = get(rowid, 0.0) + part
 
 
 def observed_since(observed_at: object, updated_at: str) -> str:

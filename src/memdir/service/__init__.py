@@ -676,16 +676,21 @@ def search(store: Path, query: str, *, limit: int = 10, session: str | None = No
 
     started = time.perf_counter()
     settings = manifest.load(store)
-    similarity = None
+    similarity, weight = None, 1.0
     if settings.embed:
         from memdir.semantic import from_settings
 
         model = from_settings(settings.embed, settings.embed_url, settings.embed_model)
-        similarity = model.similarity
+        similarity, weight = model.similarity, model.weight
     with opened(store, scan_records=False) as handle:
         journal_mod.sync_journal(handle.index, store)
         terms, hits = search_turns(
-            handle.index, query, limit=limit, session=session, similarity=similarity
+            handle.index,
+            query,
+            limit=limit,
+            session=session,
+            similarity=similarity,
+            semantic_weight=weight,
         )
     return SearchResult(query, terms, hits, (time.perf_counter() - started) * 1000)
 

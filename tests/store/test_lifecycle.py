@@ -1,5 +1,6 @@
 """The belief lifecycle through the service layer, on a real store (git + SQLite)."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from memdir.kernel.base.errors import (
     TransitionError,
     UsageError,
 )
-from tests.conftest import git
+from tests.conftest import git, run_cli
 
 
 def _recall_ids(store: Path, query: str) -> list[str]:
@@ -223,3 +224,17 @@ def test_recall_labels_user_store_results_with_their_scope(store: Path) -> None:
     service.remember(store, "Commit messages follow Conventional Commits", kind="rule")
     hits = service.recall(store, "commit messages").hits
     assert sorted(h.doc["scope"] for h in hits) == ["project", "user"]
+
+
+def test_remember_and_correct_answer_with_the_record_as_written_project_included(
+    store: Path,
+) -> None:
+    """``remember --json`` said ``"project": null`` for a record whose file names the project."""
+    first = run_cli("remember", "The logo color is teal", "--json")
+    assert first.exit_code == 0, first.output
+    shown = json.loads(first.stdout)
+    on_disk = json.loads(run_cli("get", shown["id"], "--json").stdout)
+    assert shown["project"] == on_disk["project"] and shown["project"].startswith("prj-")
+    fixed = service.correct(store, shown["id"], "The logo color is navy")
+    assert fixed.record.project == on_disk["project"]
+    assert service.get(store, fixed.record.id).project == fixed.record.project

@@ -472,7 +472,7 @@ def remember(
             or (handle.store / relative_path(record)).exists()
         ):
             record = dataclasses.replace(record, id=mint_id(kind))  # 20 random bits collided
-        txn.apply(
+        written = txn.apply(
             handle.store,
             handle.index,
             [txn.Change(relative_path(record), record)],
@@ -480,7 +480,7 @@ def remember(
             trailers=caller.trailers(),
         )
         return Written(
-            record,
+            written[0] or record,
             created=True,
             changed=True,
             note=_remembered_note(record, contradicted),
@@ -572,14 +572,14 @@ def _confirm(
         # Said again with nothing new (an observer re-reading a journal, say): no write, no commit.
         return Written(old, created=False, changed=False, note=f"already known: {old.id}")
     note = f"updated {old.id} (near-duplicate of an existing {old.status} record)"
-    txn.apply(
+    written = txn.apply(
         handle.store,
         handle.index,
         [txn.Change(rel, new)],
         _message("remember", old.id, "near-duplicate, updated", origin=origin, channel=channel),
         trailers=caller.trailers(),
     )
-    return Written(new, created=False, changed=True, note=note)
+    return Written(written[0] or new, created=False, changed=True, note=note)
 
 
 def correct(
@@ -699,7 +699,7 @@ def _correct_locked(
     else:
         new, retired = _corrected(old, text, reason, caller, until)
         changes = [txn.Change(relative_path(new), new), txn.Change(rel, retired)]
-    txn.apply(
+    written = txn.apply(
         handle.store,
         handle.index,
         changes,
@@ -707,6 +707,7 @@ def _correct_locked(
         trailers=caller.trailers(),
         reason=reason,
     )
+    new, retired = written[0] or new, written[1] or retired  # as written (their project)
     note = f"{new.id} supersedes {old.id}"
     if twin is not None:
         note = f"{new.id}, which already said this, supersedes {old.id}"

@@ -102,7 +102,7 @@ def apply(
     reason: str | None = None,
     files: Mapping[str, str | None] | None = None,
     details: Mapping[str, object] | None = None,
-) -> None:
+) -> list[Record | None]:
     """Write ``changes`` as one commit and index them; the caller holds the store lock.
 
     This is the one write every record change goes through, so it carries the trust checks
@@ -126,6 +126,10 @@ def apply(
             same commit, e.g. an accepted proposal's move to ``decided/``.
         details: Further keys of the audit event (e.g. ``from_origin`` when the owner's
             review gives a candidate the owner's authority).
+
+    Returns:
+        Each change's record as written (``None`` for a deletion), in order: a project-scoped
+        record that named no project carries the store's.
 
     Raises:
         RejectedBeliefError: a new or changed text repeats a tombstoned value (nothing is
@@ -172,6 +176,7 @@ def apply(
         stones=stones,
         details=details,
     )
+    return [c.record for c in changes]  # as written: project-scoped ones carry the project
 
 
 def _text_changed(store: Path, rel: str, text: str) -> bool:

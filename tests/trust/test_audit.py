@@ -127,6 +127,31 @@ def test_health_names_a_record_whose_content_has_no_audit_event(store: Path) -> 
     assert fine.id not in " ".join(f.message for f in named)
 
 
+def test_a_hand_edit_committed_by_sync_is_audited_and_health_stops_naming_it(
+    store: Path,
+) -> None:
+    """The info line never cleared, and its suggested ``memdir audit ID`` changed nothing.
+
+    ``memdir sync`` commits a hand edit with a ``hand_edit`` event (hashes before and after,
+    who ran the sync); paired: a record edited after that is named again.
+    """
+    edited = service.remember(store, TEXT).record
+    path = store / "records" / "fact" / f"{edited.id}.md"
+    before = _sha(path)
+    path.write_text(path.read_text().replace("5433", "5434"))
+    assert [f.code for f in service.health(store).findings].count("unaudited_record") == 1
+    done = run_cli("sync")
+    assert done.exit_code == 0, done.output
+    assert "unaudited_record" not in [f.code for f in service.health(store).findings]
+    event = audit.read(store, edited.id)[-1]
+    assert event["op"] == "hand_edit" and event["channel"] == "cli"
+    assert event["records"] == [{"id": edited.id, "before": before, "after": _sha(path)}]
+    assert git(store, "status", "--porcelain") == ""
+    path.write_text(path.read_text().replace("5434", "5435"))
+    named = [f for f in service.health(store).findings if f.code == "unaudited_record"]
+    assert [f.path for f in named] == [f"records/fact/{edited.id}.md"]
+
+
 @pytest.mark.slow
 def test_concurrent_writers_each_get_one_whole_event(store: Path) -> None:
     import subprocess

@@ -585,7 +585,8 @@ def _audit_findings(store: Path, report: Report) -> None:
                 f"{path.stem}: its current content has no audit event (changed outside "
                 "memdir, or written before the audit log existed)",
                 path.relative_to(store).as_posix(),
-                f"memdir audit {path.stem}",
+                "memdir sync (commits a hand edit with an audit event); "
+                f"memdir audit {path.stem} shows its history",
             )
         )
     if len(unaudited) > LISTED_LINES:

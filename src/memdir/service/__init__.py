@@ -37,6 +37,7 @@ from memdir.kernel.storage import hits as hit_stats
 from memdir.kernel.storage import journal as journal_mod
 from memdir.kernel.storage.lifecycle import Handle, Written
 from memdir.kernel.storage.manifest import Manifest
+from memdir.kernel.storage.paths import StoreLayout, layout
 from memdir.service.channel import cli_caller
 from memdir.store import graph as graph_mod
 from memdir.store import history, mirror, scan, setup
@@ -678,9 +679,10 @@ def search(store: Path, query: str, *, limit: int = 10, session: str | None = No
     settings = manifest.load(store)
     similarity, weight = None, 1.0
     if settings.embed:
-        from memdir.semantic import from_settings
+        from memdir.semantic import from_settings, keep_vectors
 
         model = from_settings(settings.embed, settings.embed_url, settings.embed_model)
+        keep_vectors(model, layout(store).in_state(StoreLayout.VECTORS))  # a new process each
         similarity, weight = model.similarity, model.weight
     with opened(store, scan_records=False) as handle:
         journal_mod.sync_journal(handle.index, store)

@@ -136,6 +136,7 @@ class StoreLayout:
     MCP_START = "mcp-start.json"
     DREAM = "dream.json"
     SESSION_ROOTS = "session-roots"  # the user store's: which project each session belongs to
+    VECTORS = "vectors"  # an embedding model's vectors of journal turns (memdir.semantic)
 
     def __init__(self, store: Path) -> None:
         """Describe the store folder ``store`` (its ``.memdir``, or the user store)."""

@@ -245,11 +245,16 @@ def test_failed_rollback_and_sync_leave_nothing_staged(
 def test_memdir_own_index_unreadable_is_rebuilt_and_the_write_completes(store: Path) -> None:
     """memdir's own (split) index torn or its shared part expired: rebuilt, never a failed write.
 
-    Paired: the index memdir keeps is a split one, so a write at 100,000 records does not
-    rewrite a 6.9 MB file three times (``docs/performance.md``).
+    Paired: a small store keeps whole indexes and leaves no shared part in ``.git``; a large
+    one (past ``SPLIT_FROM_BYTES``, marked beside the index) is split, so a write at 100,000
+    records does not rewrite a 6.9 MB file three times (``docs/performance.md``).
     """
     first = remember(store, "The queue is SQS")
     own = store / ".git" / "memdir" / "index"
+    assert "link" not in _index_extensions(own)
+    assert not list((store / ".git").glob("sharedindex.*"))
+    (own.parent / "split").touch()  # as memdir marks it once the index passes 512 KiB
+    remember(store, "Deploys go out on Tuesdays")
     assert "link" in _index_extensions(own)  # split: a link to its shared part
     own.write_bytes(b"DIRC\0\0\0\2 torn")
     second = remember(store, "The cache is Redis")
@@ -260,6 +265,32 @@ def test_memdir_own_index_unreadable_is_rebuilt_and_the_write_completes(store: P
     ]
     assert staged(store) == "" and porcelain(store) == ""
     assert first and health(store)["ok"]
+
+
+def test_moving_head_under_memdir_leaves_no_shared_index_behind(
+    store: Path, tmp_path: Path
+) -> None:
+    """Each time HEAD moves under memdir (a sync, a person's commit) its index is rebuilt.
+
+    Its old shared part, used by no index any more, is removed (at 100,000 records 6.9 MB each
+    time, kept two weeks by git otherwise); paired: the person's index and memdir's still read.
+    """
+    lines = [{"id": f"f-01m8aaaaaa{n:04d}", "kind": "fact", "text": f"Fact {n}"} for n in range(60)]
+    (tmp_path / "in.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    assert cli("import", "--from", "jsonl", str(tmp_path / "in.jsonl"), store=store).code == 0
+    (store / ".git" / "memdir" / "split").touch()  # a large store's split index, on 60 entries
+    remember(store, "The queue is SQS")
+    for n in range(4):
+        git(store, "commit", "-q", "--allow-empty", "-m", f"a person's commit {n}")
+        remember(store, f"Deploy {n}: the cache is Redis {n}")
+    shared = sorted(p.name for p in (store / ".git").glob("sharedindex.*"))
+    assert 1 <= len(shared) <= 2, shared
+    assert staged(store) == "" and porcelain(store) == ""
+    own = {"GIT_INDEX_FILE": str(store / ".git" / "memdir" / "index")}
+    listed = subprocess.run(
+        ["git", "-C", str(store), "ls-files"], env={**os.environ, **own}, capture_output=True
+    )
+    assert listed.returncode == 0 and b"records/fact/" in listed.stdout
 
 
 def _index_extensions(index: Path) -> set[str]:

@@ -118,13 +118,20 @@ _FIELD = "\x1f"
 _RECORD = "\x1e"
 
 
-OWN_INDEX: tuple[tuple[str, str], ...] = (("core.splitIndex", "true"),)
-"""Further settings for memdir's own index file (and the person's, when memdir updates it): a
-split index, so a commit writes only the entries changed since the shared part was last written
-(git rewrites that part once a fifth of the entries changed). At 100,000 records the whole index
-is 6.9 MB: written whole, each of a commit's three index writes took 40-90 ms, and ``remember``
-five times as long (``benchmarks/scale.py``). The shared part is a file git expires two weeks
-after its last use; :func:`commit` rebuilds memdir's index when git can no longer read it."""
+SPLIT_INDEX: tuple[tuple[str, str], ...] = (("core.splitIndex", "true"),)
+"""Settings for memdir's own index file (and the person's, when memdir updates it) in a large
+store: a split index, so a commit writes only the entries changed since the shared part was
+last written (git rewrites that part once a fifth of the entries changed). At 100,000 records
+the whole index is 6.9 MB: written whole, each of a commit's three index writes took 40-90 ms,
+and ``remember`` five times as long (``benchmarks/scale.py``). The shared part is a file git
+expires two weeks after its last use; :func:`commit` rebuilds memdir's index when git can no
+longer read it. A small store keeps whole indexes (:data:`SPLIT_FROM_BYTES`)."""
+SPLIT_FROM_BYTES = 512 * 1024
+"""memdir's index file past this size (about 7,500 records) is split, and stays so (a marker
+beside it): below it a write is cheap, and a split index of a few entries would rewrite its
+shared part on nearly every commit (a fifth of them changed), leaving a file behind each time."""
+OWN_INDEX: tuple[tuple[str, str], ...] = (("core.splitIndex", "false"),)
+"""Settings for memdir's own index file in a store not (yet) split."""
 WHOLE_INDEX: tuple[tuple[str, str], ...] = (("core.splitIndex", "false"),)
 """Settings for a throwaway index file (``memdir sync``'s merge): written whole, so deleting it
 leaves no shared part behind."""
@@ -553,6 +560,7 @@ def commit(store: Path, paths: list[str], message: str, *, trailers: Trailers = 
     check_writable(store)
     gitdir = git_dir(store)
     index, marker = _own_index(gitdir)
+    config = _index_config(index)
     parent = head_commit(store)
     try:
         mirrored = marker.read_text(encoding="ascii").strip()
@@ -566,12 +574,12 @@ def commit(store: Path, paths: list[str], message: str, *, trailers: Trailers = 
             marker.unlink()  # until the commit is made, memdir's index mirrors nothing
         fresh = mirrored != parent or not index.exists()
         try:
-            tree = _stage(store, index, parent, paths, listed, fresh=fresh)
+            tree = _stage(store, index, parent, paths, listed, fresh=fresh, config=config)
         except GitError:
             if fresh:
                 raise
             # memdir's index unreadable (its shared part expired, a torn write): rebuilt
-            tree = _stage(store, index, parent, paths, listed, fresh=True)
+            tree = _stage(store, index, parent, paths, listed, fresh=True, config=config)
         new = _commit_tree(store, tree, parent, message.strip())
         subject = message.strip().splitlines()[0] if message.strip() else ""
         # Compare-and-swap: refused if HEAD moved since it was read (a commit a person made
@@ -583,42 +591,79 @@ def commit(store: Path, paths: list[str], message: str, *, trailers: Trailers = 
         raise
     # The commit is durable; what follows only keeps the person's view in step with it.
     if folders:
-        run_git(store, "add", "-A", "--", *paths, check=False, config=OWN_INDEX)
+        run_git(store, "add", "-A", "--", *paths, check=False, config=config)
     elif paths:
         run_git(
             store, "update-index", "--add", "--remove", "-z", "--stdin",
-            input_bytes=listed, check=False, config=OWN_INDEX,
+            input_bytes=listed, check=False, config=config,
         )  # fmt: skip
     with contextlib.suppress(OSError):
         marker.write_text(new + "\n", encoding="ascii")
     return new
 
 
+def _index_config(index: Path) -> tuple[tuple[str, str], ...]:
+    """:data:`SPLIT_INDEX` once memdir's ``index`` passed :data:`SPLIT_FROM_BYTES`, else whole."""
+    marker = index.with_name("split")
+    if marker.exists():
+        return SPLIT_INDEX
+    try:
+        large = index.stat().st_size > SPLIT_FROM_BYTES
+    except OSError:
+        large = False
+    if large:
+        with contextlib.suppress(OSError):
+            marker.touch()
+        return SPLIT_INDEX
+    return OWN_INDEX
+
+
 def _stage(
-    store: Path, index: Path, parent: str, paths: list[str], listed: bytes, *, fresh: bool
+    store: Path,
+    index: Path,
+    parent: str,
+    paths: list[str],
+    listed: bytes,
+    *,
+    fresh: bool,
+    config: tuple[tuple[str, str], ...],
 ) -> str:
     """Bring memdir's ``index`` to ``parent`` plus ``paths``; return the tree it makes.
 
     ``fresh``: the index is rebuilt from ``parent`` first (it mirrors another commit, or is
-    missing or unreadable).
+    missing or unreadable). ``config``: :data:`SPLIT_INDEX` or :data:`OWN_INDEX`.
 
     Raises:
         GitError: a git step failed.
     """
     own = {"GIT_INDEX_FILE": str(index)}
     if fresh:
+        old = _shared_index(store, index) if index.exists() else None
         with contextlib.suppress(FileNotFoundError):
             index.unlink()
         if parent:
-            run_git(store, "read-tree", parent, env=own, config=OWN_INDEX)
+            run_git(store, "read-tree", parent, env=own, config=config)
+        if old is not None and old not in (_shared_index(store, index), _shared_index(store)):
+            # its shared part, now used by no index (a 100,000-record store: 6.9 MB each time
+            # HEAD moved under it, e.g. every sync, until git expired it two weeks later)
+            with contextlib.suppress(OSError):
+                (store / old).unlink()
     if any((store / p).is_dir() for p in paths):
-        run_git(store, "add", "-A", "--", *paths, env=own, config=OWN_INDEX)
+        run_git(store, "add", "-A", "--", *paths, env=own, config=config)
     elif paths:  # on stdin: a bulk import's 100,000 paths would overflow a command line
         run_git(
             store, "update-index", "--add", "--remove", "-z", "--stdin",
-            input_bytes=listed, env=own, config=OWN_INDEX,
+            input_bytes=listed, env=own, config=config,
         )  # fmt: skip
-    return run_git(store, "write-tree", env=own, config=OWN_INDEX).stdout.decode().strip()
+    return run_git(store, "write-tree", env=own, config=config).stdout.decode().strip()
+
+
+def _shared_index(store: Path, index: Path | None = None) -> str | None:
+    """The store-relative shared part of a split index (the person's by default), or None."""
+    env = {"GIT_INDEX_FILE": str(index)} if index is not None else None
+    done = run_git(store, "rev-parse", "--shared-index-path", env=env, check=False)
+    found = done.stdout.decode("utf-8", "replace").strip()
+    return found if done.returncode == 0 and found.startswith(".git/sharedindex.") else None
 
 
 def _commit_tree(store: Path, tree: str, parent: str, message: str) -> str:

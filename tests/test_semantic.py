@@ -164,14 +164,7 @@ def test_minilm_remembers_vectors_and_cuts_a_text_at_256_word_pieces(
     cut = "word " * 254  # [CLS] + 254 pieces + [SEP]: 256
     vectors = minilm.embed([long, cut])
     assert vectors[0].tolist() == pytest.approx(vectors[1].tolist(), abs=1e-6)
-    runs: list[int] = []
-    forward = minilm._forward
-
-    def counted(ids: Any, mask: Any) -> Any:
-        runs.append(len(ids))
-        return forward(ids, mask)
-
-    monkeypatch.setattr(minilm, "_forward", counted)
+    runs = _count_runs(minilm, monkeypatch)
     minilm.embed([long, cut, long])
     assert runs == []  # both remembered
     minilm.embed(["a text never embedded before", long])
@@ -218,18 +211,24 @@ def test_minilm_vectors_kept_in_the_store_are_not_run_again_by_the_next_process(
         torn.write(b"half a record")
     second = ContextualModel(minilm.weights, minilm.tokenizer, _config())
     second.keep_vectors(tmp_path / "vectors")
+    runs = _count_runs(second, monkeypatch)
+    again = second.embed(texts)
+    assert runs == [] and again.tobytes() == made.tobytes()  # the very same float32 vectors
+    second.embed(["A text never embedded before."])
+    assert runs == [1]
+
+
+def _count_runs(model: ContextualModel, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Count the batches ``model`` runs through its layers from now on (one entry each)."""
     runs: list[int] = []
-    forward = second._forward
+    forward = model._forward
 
     def counted(ids: Any, mask: Any) -> Any:
         runs.append(len(ids))
         return forward(ids, mask)
 
-    monkeypatch.setattr(second, "_forward", counted)
-    again = second.embed(texts)
-    assert runs == [] and again.tobytes() == made.tobytes()  # the very same float32 vectors
-    second.embed(["A text never embedded before."])
-    assert runs == [1]
+    monkeypatch.setattr(model, "_forward", counted)
+    return runs
 
 
 def _config() -> dict[str, Any]:

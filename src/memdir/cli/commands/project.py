@@ -388,6 +388,8 @@ def stats(
             "active by tag: "
             + (", ".join(f"{n} {t}" for t, n in list(v["tags"].items())[:15]) or "none"),
             f"balance: {balance(v['balance'])}",
+            "  (not repeated: preambles and records a session already held, left out of its "
+            "later prompts; never counted as saved)",
             f"reads: {t['reads']} (~{t['read_tokens']} tokens); full re-reads refused: "
             f"{t['denied']} (~{t['denied_tokens']} tokens, {t['reread_tokens']} read anyway)",
         ]

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from memdir import service
 from tests.conftest import run_cli
 
 
@@ -433,3 +434,18 @@ def test_the_user_store_is_reached_with_user_and_named_outside_a_project(
     hit = _json(["recall", "tabs"])["results"][0]
     assert (hit["id"], hit["scope"]) == (made["id"], "user")
     assert _json(["list"])["results"] == []  # the project's own list
+
+
+def test_list_and_recall_columns_line_up_with_longer_ids(store: Path) -> None:
+    """``pr-`` and ``ep-`` ids are a character longer than ``f-`` ones: the columns still align.
+
+    Paired: a listing of ``f-`` ids alone keeps its two spaces after the id.
+    """
+    service.remember(store, "Tests run with pytest -q", kind="procedure")
+    service.remember(store, "The logo color is teal", kind="fact")
+    for command in (["list"], ["recall", "pytest logo teal"]):
+        rows = run_cli(*command).stdout.splitlines()
+        assert len(rows) == 2, rows
+        assert len({row.index(row.split()[1]) for row in rows}) == 1, rows  # one column start
+    only_facts = run_cli("list", "--kind", "fact").stdout.splitlines()
+    assert only_facts[0].split("  ", 1)[1].startswith("active")

@@ -89,10 +89,16 @@ def render_record(record: Record) -> str:
     return "\n".join(lines)
 
 
-def _line(doc: dict[str, Any], width: int = 100) -> str:
+def _line(doc: dict[str, Any], width: int = 100, id_width: int = 0) -> str:
     scope = "" if doc.get("scope", "project") == "project" else f" [{doc['scope']}]"
     text = truncate(doc["text"].replace("\n", " "), width)
-    return f"{doc['id']}  {doc['status']:<10} {doc['kind']:<10} {text}{scope}"
+    return f"{doc['id']:<{id_width}}  {doc['status']:<10} {doc['kind']:<10} {text}{scope}"
+
+
+def _lines(docs: list[dict[str, Any]], width: int = 100) -> list[str]:
+    """One :func:`_line` per doc, ids padded to the longest (``pr-``, ``ep-`` ids are longer)."""
+    id_width = max((len(d["id"]) for d in docs), default=0)
+    return [_line(d, width, id_width) for d in docs]
 
 
 @click.command()
@@ -269,10 +275,12 @@ def _render_recall(result: dict[str, Any]) -> str:
     if not result["results"]:
         return f"no active records match {result['query']!r}"
     lines = []
+    id_width = max(len(hit["id"]) for hit in result["results"])
     for hit in result["results"]:
         scope = "" if hit.get("scope") == "project" else f" [{hit['scope']}]"
         text = truncate(hit["text"].replace("\n", " "), 100)
-        lines.append(f"{hit['id']}  {hit['kind']:<10} {hit['score']:8.3f}  {text}{scope}")
+        row = f"{hit['id']:<{id_width}}  {hit['kind']:<10} {hit['score']:8.3f}  {text}{scope}"
+        lines.append(row)
         if "explain" in hit:
             ex = hit["explain"]
             factors = "  ".join(f"{k} {v}" for k, v in ex.items() if k != "matched")
@@ -413,7 +421,7 @@ def list_(
     emit(
         {"results": [r.to_json() for r in records]},
         as_json=as_json,
-        render=lambda v: "\n".join(_line(d) for d in v["results"]) or "no records",
+        render=lambda v: "\n".join(_lines(v["results"])) or "no records",
     )
 
 
@@ -559,7 +567,7 @@ def forget(
         return
     target = resolve(store)
     records = selection.select(target, tags=tags, match=match)
-    preview = [_line(r.to_json()) for r in records]
+    preview = _lines([r.to_json() for r in records])
     if not records:
         emit(
             {"selected": [], "forgotten": [], "proposed": []},
@@ -665,7 +673,7 @@ def index_(markdown: bool, backend: str | None, store: Path | None, as_json: boo
     def render(value: dict[str, Any]) -> str:
         rows = value["results"]
         if not markdown:
-            return "\n".join(_line(d, 120) for d in rows) or "no active records"
+            return "\n".join(_lines(rows, 120)) or "no active records"
         out: list[str] = ["# Memory index", ""]
         kind = None
         for d in rows:

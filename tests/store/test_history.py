@@ -160,7 +160,8 @@ def test_rollback_of_a_sync_undoes_the_hand_edit_and_keeps_every_journal_line(
     synced = git(store, "rev-parse", "HEAD").strip()
     assert journal.name in git(store, "show", "--stat", synced)
     out = _cli(memdir_exe, store, "rollback", synced, "--yes")
-    assert "kept journal/" in out and "never removes log lines" in out
+    kept = out.split("; kept ", 1)[1]  # the logs it kept: the journal, and the audit log
+    assert f"journal/{journal.name}" in kept and "never removes log lines" in out
     assert service.get(store, record.id).text == "Use pnpm for installs"  # the edit is undone
     assert journal.read_text().splitlines() == lines  # every turn is still there
     assert git(store, "status", "--porcelain") == ""

@@ -218,6 +218,20 @@ def test_minilm_vectors_kept_in_the_store_are_not_run_again_by_the_next_process(
     assert runs == [1]
 
 
+def test_a_full_minilm_cache_starts_again_without_losing_a_text_it_returns(
+    minilm: ContextualModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long-running server fills the cache: the next search must still get every vector."""
+    import memdir.semantic as semantic
+
+    model = ContextualModel(minilm.weights, minilm.tokenizer, _config())
+    monkeypatch.setattr(semantic, "CACHE_VECTORS", 2)
+    first = model.embed(["one text", "two text"])
+    both = model.embed(["one text", "a third text"])  # 3 > 2: cleared, "one text" run again
+    assert both.shape == (2, 384)
+    assert both[0].tobytes() == first[0].tobytes()
+
+
 def _count_runs(model: ContextualModel, monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Count the batches ``model`` runs through its layers from now on (one entry each)."""
     runs: list[int] = []

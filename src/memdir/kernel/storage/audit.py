@@ -41,7 +41,6 @@ import contextlib
 import hashlib
 import json
 import os
-import re
 from pathlib import Path
 
 from memdir.kernel.base import appendlog
@@ -77,7 +76,6 @@ def file_hash(path: Path) -> str | None:
 SEGMENT_BYTES = 256 * 1024
 """An audit file this large takes no more events: the month's next ones go to a new one (a
 commit then hashes at most this much of the log, plus the last event)."""
-_SEGMENT = re.compile(r"^(\d{4}-\d{2})(?:\.(\d+))?\.jsonl$")
 
 
 def log_path(at: str, part: int = 0) -> str:
@@ -85,18 +83,30 @@ def log_path(at: str, part: int = 0) -> str:
     return f"{AUDIT_DIR}/{at[:7]}.jsonl" if part == 0 else f"{AUDIT_DIR}/{at[:7]}.{part}.jsonl"
 
 
-def _parts(store: Path, month: str) -> list[int]:
-    """The audit files of ``month`` (``YYYY-MM``) in the store, as part numbers, ascending."""
+def _segment(name: str) -> tuple[str, int] | None:
+    """``(month, part)`` of an audit file name (``2026-12.jsonl``, ``2026-12.3.jsonl``), or None."""
+    if not name.endswith(".jsonl"):
+        return None
+    month, rest = name[:7], name[7:-6]
+    if not (month[:4].isdigit() and month[4:5] == "-" and month[5:].isdigit() and len(month) == 7):
+        return None
+    if not rest:
+        return month, 0
+    return (month, int(rest[1:])) if rest[0] == "." and rest[1:].isdigit() else None
+
+
+def _segments(store: Path) -> list[tuple[str, int]]:
+    """Every audit file of the store as ``(month, part)``, in order."""
     try:
         names = os.listdir(store / AUDIT_DIR)
     except OSError:
         return []
-    found = []
-    for name in names:
-        match = _SEGMENT.match(name)
-        if match and match.group(1) == month:
-            found.append(int(match.group(2) or 0))
-    return sorted(found)
+    return sorted(found for found in map(_segment, names) if found is not None)
+
+
+def _parts(store: Path, month: str) -> list[int]:
+    """The audit files of ``month`` (``YYYY-MM``) in the store, as part numbers, ascending."""
+    return [part for each, part in _segments(store) if each == month]
 
 
 def current_path(store: Path, at: str) -> str:
@@ -204,9 +214,7 @@ def read(store: Path, record_id: str | None = None) -> list[dict[str, Any]]:
     Torn or foreign lines are skipped.
     """
     out: list[dict[str, Any]] = []
-    folder = store / AUDIT_DIR
-    names = [(m.group(1), int(m.group(2) or 0)) for m in map(_SEGMENT.match, _listing(folder)) if m]
-    for month, part in sorted(names):
+    for month, part in _segments(store):
         path = store / log_path(month, part)
         with path.open(encoding="utf-8", errors="replace") as fh:
             for line in fh:
@@ -345,13 +353,6 @@ def retract(store: Path, events: list[dict[str, Any]], stones: list[str]) -> Non
         with contextlib.suppress(OSError):
             if path.stat().st_size == 0:
                 path.unlink()
-
-
-def _listing(folder: Path) -> list[str]:
-    try:
-        return os.listdir(folder)
-    except OSError:
-        return []
 
 
 def _names_event(line: bytes, ids: set[str]) -> bool:

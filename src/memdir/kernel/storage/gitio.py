@@ -130,11 +130,9 @@ SPLIT_FROM_BYTES = 512 * 1024
 """memdir's index file past this size (about 7,500 records) is split, and stays so (a marker
 beside it): below it a write is cheap, and a split index of a few entries would rewrite its
 shared part on nearly every commit (a fifth of them changed), leaving a file behind each time."""
-OWN_INDEX: tuple[tuple[str, str], ...] = (("core.splitIndex", "false"),)
-"""Settings for memdir's own index file in a store not (yet) split."""
 WHOLE_INDEX: tuple[tuple[str, str], ...] = (("core.splitIndex", "false"),)
-"""Settings for a throwaway index file (``memdir sync``'s merge): written whole, so deleting it
-leaves no shared part behind."""
+"""Settings for memdir's own index file in a store not (yet) split, and for a throwaway index
+file (``memdir sync``'s merge): written whole, so deleting it leaves no shared part behind."""
 
 
 def git_env(
@@ -615,7 +613,7 @@ def _index_config(index: Path) -> tuple[tuple[str, str], ...]:
         with contextlib.suppress(OSError):
             marker.touch()
         return SPLIT_INDEX
-    return OWN_INDEX
+    return WHOLE_INDEX
 
 
 def _stage(
@@ -631,7 +629,7 @@ def _stage(
     """Bring memdir's ``index`` to ``parent`` plus ``paths``; return the tree it makes.
 
     ``fresh``: the index is rebuilt from ``parent`` first (it mirrors another commit, or is
-    missing or unreadable). ``config``: :data:`SPLIT_INDEX` or :data:`OWN_INDEX`.
+    missing or unreadable). ``config``: :data:`SPLIT_INDEX` or :data:`WHOLE_INDEX`.
 
     Raises:
         GitError: a git step failed.
